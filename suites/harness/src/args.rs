@@ -1,0 +1,219 @@
+//! Command-line flags shared by every suite binary.
+//!
+//! Parsed by hand: the suites are cross-built with build-std and every crate
+//! they pull in is compiled once per target.
+
+use std::process::exit;
+
+/// How much work a run does: `quick` fits the whole matrix in CI, `full`
+/// is seed-sized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Quick,
+    Full,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Full => "full",
+        }
+    }
+
+    /// Picks the quick or the full value.
+    pub fn pick<T>(self, quick: T, full: T) -> T {
+        match self {
+            Profile::Quick => quick,
+            Profile::Full => full,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Args {
+    pub list: bool,
+    /// Benchmarks to run; empty means all.
+    pub bench: Vec<String>,
+    /// Lock implementations to run (spinlock, rwsem); empty means all.
+    pub locks: Vec<String>,
+    pub threads: Option<Vec<usize>>,
+    pub rounds: Option<usize>,
+    pub iters: Option<u64>,
+    pub duration_ms: Option<u64>,
+    pub profile: Profile,
+    pub oversubscribe: bool,
+    pub seed: u64,
+}
+
+const USAGE: &str = "\
+usage: SUITE [--list] [--bench NAME[,NAME..]] [--lock NAME[,NAME..]] [--threads N[,N..]] [--rounds N]
+             [--iters N] [--duration-ms N] [--profile quick|full] [--oversubscribe] [--seed N]
+Prints JSON-lines records (env, sample, check) on stdout; diagnostics on stderr.";
+
+fn fail(msg: &str) -> ! {
+    eprintln!("error: {msg}\n{USAGE}");
+    exit(2)
+}
+
+fn number<T: std::str::FromStr>(flag: &str, v: &str) -> T {
+    v.parse()
+        .unwrap_or_else(|_| fail(&format!("{flag} expects a number, got '{v}'")))
+}
+
+impl Args {
+    /// Parses `std::env::args()`, checking benchmark names against `benches`.
+    pub fn from_env(benches: &[&str]) -> Args {
+        Args::parse(std::env::args().skip(1), benches)
+    }
+
+    pub fn parse(argv: impl IntoIterator<Item = String>, benches: &[&str]) -> Args {
+        let mut a = Args {
+            list: false,
+            bench: Vec::new(),
+            locks: Vec::new(),
+            threads: None,
+            rounds: None,
+            iters: None,
+            duration_ms: None,
+            profile: Profile::Quick,
+            oversubscribe: false,
+            seed: 1,
+        };
+        let mut it = argv.into_iter();
+        while let Some(flag) = it.next() {
+            let mut value = || {
+                it.next()
+                    .unwrap_or_else(|| fail(&format!("{flag} needs a value")))
+            };
+            match flag.as_str() {
+                "--list" => a.list = true,
+                "--oversubscribe" => a.oversubscribe = true,
+                "--bench" => a.bench.extend(value().split(',').map(str::to_string)),
+                "--lock" => a.locks.extend(value().split(',').map(str::to_string)),
+                "--threads" => {
+                    let v = value();
+                    let t: Vec<usize> = v.split(',').map(|n| number("--threads", n)).collect();
+                    if t.contains(&0) {
+                        fail("--threads counts start at 1");
+                    }
+                    a.threads = Some(t);
+                }
+                "--rounds" => a.rounds = Some(number("--rounds", &value())),
+                "--iters" => a.iters = Some(number("--iters", &value())),
+                "--duration-ms" => a.duration_ms = Some(number("--duration-ms", &value())),
+                "--seed" => a.seed = number("--seed", &value()),
+                "--profile" => {
+                    a.profile = match value().as_str() {
+                        "quick" => Profile::Quick,
+                        "full" => Profile::Full,
+                        other => fail(&format!("unknown profile '{other}' (quick, full)")),
+                    }
+                }
+                "-h" | "--help" => {
+                    println!("{USAGE}");
+                    exit(0)
+                }
+                other => fail(&format!("unknown flag '{other}'")),
+            }
+        }
+        if let Some(bad) = a.bench.iter().find(|b| !benches.contains(&b.as_str())) {
+            fail(&format!(
+                "unknown benchmark '{bad}'; this suite has: {}",
+                benches.join(", ")
+            ));
+        }
+        if a.rounds == Some(0) {
+            fail("--rounds must be at least 1");
+        }
+        a
+    }
+
+    /// True when `bench` was selected (or nothing was).
+    pub fn wants(&self, bench: &str) -> bool {
+        self.bench.is_empty() || self.bench.iter().any(|b| b == bench)
+    }
+
+    /// True when lock implementation `name` was selected (or none was).
+    /// Suites check the names themselves with [`Args::check_locks`].
+    pub fn wants_lock(&self, name: &str) -> bool {
+        self.locks.is_empty() || self.locks.iter().any(|l| l == name)
+    }
+
+    /// Exits 2 naming the valid locks when `--lock` named an unknown one.
+    pub fn check_locks(&self, known: &[&str]) {
+        if let Some(bad) = self.locks.iter().find(|l| !known.contains(&l.as_str())) {
+            fail(&format!("unknown lock '{bad}'; this suite has: {}", known.join(", ")));
+        }
+    }
+
+    pub fn rounds(&self, quick: usize, full: usize) -> usize {
+        self.rounds.unwrap_or(self.profile.pick(quick, full))
+    }
+
+    pub fn iters(&self, quick: u64, full: u64) -> u64 {
+        self.iters.unwrap_or(self.profile.pick(quick, full))
+    }
+
+    pub fn duration_ms(&self, quick: u64, full: u64) -> u64 {
+        self.duration_ms.unwrap_or(self.profile.pick(quick, full))
+    }
+
+    /// Thread counts to sweep: `--threads` as given, else seed 001's ladder
+    /// 1, 2, 3, 4, 6, 8, 12, 16, ... capped at the CPU count (twice it with
+    /// `--oversubscribe`: more threads than CPUs measures the scheduler, not
+    /// the lock, so it must be asked for).
+    pub fn thread_counts(&self) -> Vec<usize> {
+        if let Some(t) = &self.threads {
+            return t.clone();
+        }
+        let cpus = crate::threads::cpus();
+        let cap = if self.oversubscribe { 2 * cpus } else { cpus };
+        ladder(cap)
+    }
+}
+
+/// 1, 2, 3, 4, 6, 8, 12, 16, 24, ... up to and including `cap`.
+pub fn ladder(cap: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = [1, 2, 3].into_iter().filter(|&n| n <= cap).collect();
+    let mut n = 4;
+    while n <= cap {
+        out.push(n);
+        if n * 3 / 2 <= cap {
+            out.push(n * 3 / 2);
+        }
+        n *= 2;
+    }
+    if out.last() != Some(&cap) && cap > 0 {
+        out.push(cap);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Args {
+        Args::parse(args.iter().map(|s| s.to_string()), &["a", "b"])
+    }
+
+    #[test]
+    fn reads_flags() {
+        let a = parse(&["--bench", "a", "--threads", "1,4", "--rounds", "3", "--profile", "full"]);
+        assert_eq!(a.bench, ["a"]);
+        assert!(a.wants("a") && !a.wants("b"));
+        assert_eq!(a.threads, Some(vec![1, 4]));
+        assert_eq!(a.rounds(5, 9), 3);
+        assert_eq!(a.iters(10, 20), 20);
+    }
+
+    #[test]
+    fn ladder_matches_seed_001() {
+        assert_eq!(ladder(1), [1]);
+        assert_eq!(ladder(2), [1, 2]);
+        assert_eq!(ladder(8), [1, 2, 3, 4, 6, 8]);
+        assert_eq!(ladder(16), [1, 2, 3, 4, 6, 8, 12, 16]);
+        assert_eq!(ladder(10), [1, 2, 3, 4, 6, 8, 10]);
+    }
+}

@@ -1,0 +1,20 @@
+//! The benchmark harness every suite is built on.
+//!
+//! Suites are cross-built with `-Zbuild-std` for ten targets, so the harness
+//! stays dependency-light (only `libc`): each extra crate is compiled once per
+//! target. It provides the timer of each architecture, thread start-up with a
+//! barrier and pinning, batch measurement with the empty-loop baseline
+//! subtracted, command-line parsing, and the JSON-lines result protocol that
+//! the xtask reads (see the README's "Result protocol").
+
+pub mod args;
+pub mod json;
+pub mod measure;
+pub mod out;
+pub mod threads;
+pub mod timer;
+pub mod work;
+
+pub use args::{Args, Profile};
+pub use json::J;
+pub use out::Out;

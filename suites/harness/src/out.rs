@@ -1,0 +1,139 @@
+//! The JSON-lines result protocol: one record per line on stdout.
+//!
+//! - `env`: what ran and how (arch, CPUs, timer and its rate, variants);
+//! - `sample`: one round's value of one metric of one cell;
+//! - `check`: a correctness invariant, `ok` or not, with what was seen.
+//!
+//! Each line is flushed as it is written so that a suite that crashes later
+//! still leaves every earlier record for the xtask to report.
+
+use crate::json::{obj, J};
+use crate::{threads, timer, Args};
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+pub const PROTOCOL_VERSION: i64 = 1;
+
+/// Which direction of a metric is an improvement.
+#[derive(Clone, Copy, Debug)]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+pub struct Out {
+    suite: &'static str,
+    failed: AtomicUsize,
+}
+
+/// The spin-wait hint `core::hint::spin_loop` compiles to on this target.
+pub const RELAX_HINT: &str = if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
+    "pause"
+} else if cfg!(target_arch = "aarch64") {
+    "isb"
+} else if cfg!(target_arch = "riscv64") {
+    "pause (zihintpause)"
+} else {
+    "none"
+};
+
+impl Out {
+    pub fn new(suite: &'static str) -> Out {
+        Out {
+            suite,
+            failed: AtomicUsize::new(0),
+        }
+    }
+
+    fn emit(&self, record: J) {
+        let mut stdout = std::io::stdout().lock();
+        // A closed stdout means the reader is gone; nothing useful is left to do.
+        if writeln!(stdout, "{record}").and_then(|_| stdout.flush()).is_err() {
+            std::process::exit(1);
+        }
+    }
+
+    /// The `env` record, first on every run. `variants` names the code paths
+    /// this build and CPU chose (e.g. LSE or LL/SC atomics).
+    pub fn env(&self, args: &Args, variants: J) {
+        let mut record = obj([
+            ("type", "env".into()),
+            ("protocol", PROTOCOL_VERSION.into()),
+            ("suite", self.suite.into()),
+            ("arch", std::env::consts::ARCH.into()),
+            ("endian", if cfg!(target_endian = "big") { "big" } else { "little" }.into()),
+            ("pointer_width", (usize::BITS as i64).into()),
+            ("cpus", threads::cpus().into()),
+            ("timer", timer::NAME.into()),
+            ("timer_unit", timer::UNIT.into()),
+            ("timer_hz", timer::hz().into()),
+            ("relax", RELAX_HINT.into()),
+            ("profile", args.profile.name().into()),
+            ("seed", args.seed.into()),
+            ("pinned", threads::can_pin().into()),
+        ]);
+        record.set("variants", variants);
+        self.emit(record);
+    }
+
+    /// One round's value of `metric` for the cell `(bench, case)`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sample(
+        &self,
+        bench: &str,
+        case: &J,
+        metric: &str,
+        unit: &str,
+        better: Better,
+        round: usize,
+        value: f64,
+    ) {
+        let better = match better {
+            Better::Lower => "lower",
+            Better::Higher => "higher",
+        };
+        self.emit(obj([
+            ("type", "sample".into()),
+            ("suite", self.suite.into()),
+            ("bench", bench.into()),
+            ("case", case.clone()),
+            ("metric", metric.into()),
+            ("unit", unit.into()),
+            ("better", better.into()),
+            ("round", round.into()),
+            ("value", value.into()),
+        ]));
+    }
+
+    /// A correctness invariant. A failed check makes the suite exit 1 at
+    /// [`Out::finish`] and fails the matrix.
+    pub fn check(&self, bench: &str, case: &J, name: &str, ok: bool, details: J) {
+        if !ok {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+            eprintln!("{}: check {name} of {bench} {case} FAILED: {details}", self.suite);
+        }
+        self.emit(obj([
+            ("type", "check".into()),
+            ("suite", self.suite.into()),
+            ("bench", bench.into()),
+            ("case", case.clone()),
+            ("name", name.into()),
+            ("ok", ok.into()),
+            ("details", details),
+        ]));
+    }
+
+    /// Shorthand for a check that an observed count equals the expected one.
+    pub fn check_eq(&self, bench: &str, case: &J, name: &str, expected: u64, seen: u64) {
+        let details = obj([("expected", expected.into()), ("seen", seen.into())]);
+        self.check(bench, case, name, expected == seen, details);
+    }
+
+    /// Ends the run: exit status 1 when any check failed, 0 otherwise.
+    pub fn finish(&self) -> std::process::ExitCode {
+        match self.failed.load(Ordering::Relaxed) {
+            0 => std::process::ExitCode::SUCCESS,
+            _ => std::process::ExitCode::FAILURE,
+        }
+    }
+}
