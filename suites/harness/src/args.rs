@@ -143,7 +143,10 @@ impl Args {
     /// Exits 2 naming the valid locks when `--lock` named an unknown one.
     pub fn check_locks(&self, known: &[&str]) {
         if let Some(bad) = self.locks.iter().find(|l| !known.contains(&l.as_str())) {
-            fail(&format!("unknown lock '{bad}'; this suite has: {}", known.join(", ")));
+            fail(&format!(
+                "unknown lock '{bad}'; this suite has: {}",
+                known.join(", ")
+            ));
         }
     }
 
@@ -200,7 +203,16 @@ mod tests {
 
     #[test]
     fn reads_flags() {
-        let a = parse(&["--bench", "a", "--threads", "1,4", "--rounds", "3", "--profile", "full"]);
+        let a = parse(&[
+            "--bench",
+            "a",
+            "--threads",
+            "1,4",
+            "--rounds",
+            "3",
+            "--profile",
+            "full",
+        ]);
         assert_eq!(a.bench, ["a"]);
         assert!(a.wants("a") && !a.wants("b"));
         assert_eq!(a.threads, Some(vec![1, 4]));

@@ -77,6 +77,9 @@ mod tests {
             black_box(crate::work::work(50));
             x.fetch_add(1, Ordering::SeqCst);
         });
-        assert!(dear.per_op > cheap.per_op + 10.0 * timer::hz() / 1e9, "{dear:?} vs {cheap:?}");
+        assert!(
+            dear.per_op > cheap.per_op + 10.0 * timer::hz() / 1e9,
+            "{dear:?} vs {cheap:?}"
+        );
     }
 }

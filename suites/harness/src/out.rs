@@ -48,7 +48,10 @@ impl Out {
     fn emit(&self, record: J) {
         let mut stdout = std::io::stdout().lock();
         // A closed stdout means the reader is gone; nothing useful is left to do.
-        if writeln!(stdout, "{record}").and_then(|_| stdout.flush()).is_err() {
+        if writeln!(stdout, "{record}")
+            .and_then(|_| stdout.flush())
+            .is_err()
+        {
             std::process::exit(1);
         }
     }
@@ -61,7 +64,15 @@ impl Out {
             ("protocol", PROTOCOL_VERSION.into()),
             ("suite", self.suite.into()),
             ("arch", std::env::consts::ARCH.into()),
-            ("endian", if cfg!(target_endian = "big") { "big" } else { "little" }.into()),
+            (
+                "endian",
+                if cfg!(target_endian = "big") {
+                    "big"
+                } else {
+                    "little"
+                }
+                .into(),
+            ),
             ("pointer_width", (usize::BITS as i64).into()),
             ("cpus", threads::cpus().into()),
             ("timer", timer::NAME.into()),
@@ -110,7 +121,10 @@ impl Out {
     pub fn check(&self, bench: &str, case: &J, name: &str, ok: bool, details: J) {
         if !ok {
             self.failed.fetch_add(1, Ordering::Relaxed);
-            eprintln!("{}: check {name} of {bench} {case} FAILED: {details}", self.suite);
+            eprintln!(
+                "{}: check {name} of {bench} {case} FAILED: {details}",
+                self.suite
+            );
         }
         self.emit(obj([
             ("type", "check".into()),

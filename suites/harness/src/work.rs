@@ -27,7 +27,7 @@ impl Rng {
         Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -36,7 +36,7 @@ impl Rng {
 
     /// A value in `0..n`.
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.next_u64() % n.max(1)
     }
 }
 
@@ -46,8 +46,8 @@ mod tests {
 
     #[test]
     fn rng_repeats_for_a_seed() {
-        let a: Vec<u64> = (0..4).scan(Rng::new(7), |r, _| Some(r.next())).collect();
-        let b: Vec<u64> = (0..4).scan(Rng::new(7), |r, _| Some(r.next())).collect();
+        let a: Vec<u64> = (0..4).scan(Rng::new(7), |r, _| Some(r.next_u64())).collect();
+        let b: Vec<u64> = (0..4).scan(Rng::new(7), |r, _| Some(r.next_u64())).collect();
         assert_eq!(a, b);
         assert_ne!(a[0], a[1]);
     }

@@ -1,0 +1,118 @@
+//! Seed 000: single-threaded cost per operation, empty loop subtracted.
+
+use crate::ops;
+use crate::sigmask::{is_blocked, SigSets};
+use harness::json::obj;
+use harness::measure::per_op;
+use harness::out::Better;
+use harness::{timer, Args, Out};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const BENCH: &str = "single_thread";
+
+fn emit(out: &Out, op: &str, round: usize, per_op: f64) {
+    let case = obj([("op", op.into())]);
+    out.sample(
+        BENCH,
+        &case,
+        "ticks_per_op",
+        timer::UNIT,
+        Better::Lower,
+        round,
+        per_op,
+    );
+}
+
+pub fn run(args: &Args, out: &Out) {
+    let rounds = args.rounds(5, 15);
+    // 20000 loops is seed 000's count; syscalls are ~100x dearer than atomics.
+    let iters = args.iters(20_000, 200_000);
+    let sys_iters = (iters / 10).max(1);
+    let reps = 5;
+
+    for (name, cas) in ops::cas_variants() {
+        let word = AtomicUsize::new(0);
+        let (mut next, mut misses) = (0usize, 0u64);
+        for round in 0..rounds {
+            let b = per_op(iters, reps, |_| {
+                if cas(&word, next, next.wrapping_add(1)) != next {
+                    misses += 1;
+                }
+                next = next.wrapping_add(1);
+            });
+            emit(out, name, round, b.per_op);
+        }
+        let case = obj([("op", name.into())]);
+        out.check_eq(BENCH, &case, "every_cas_succeeded", 0, misses);
+        out.check_eq(
+            BENCH,
+            &case,
+            "final_value",
+            next as u64,
+            word.load(Ordering::Relaxed) as u64,
+        );
+    }
+
+    for (name, add) in ops::add_return_variants() {
+        let word = AtomicUsize::new(0);
+        let (mut calls, mut wrong) = (0usize, 0u64);
+        for round in 0..rounds {
+            let b = per_op(iters, reps, |_| {
+                calls = calls.wrapping_add(1);
+                if add(&word, 1) != calls {
+                    wrong += 1;
+                }
+            });
+            emit(out, name, round, b.per_op);
+        }
+        let case = obj([("op", name.into())]);
+        out.check_eq(BENCH, &case, "returned_new_value", 0, wrong);
+        out.check_eq(
+            BENCH,
+            &case,
+            "final_value",
+            calls as u64,
+            word.load(Ordering::Relaxed) as u64,
+        );
+    }
+
+    for round in 0..rounds {
+        let b = per_op(iters, reps, |_| ops::fence_seqcst());
+        emit(out, "fence", round, b.per_op);
+    }
+
+    let sets = SigSets::new();
+    let mut blocked_after_disable = true;
+    let mut unblocked_after_enable = true;
+    for round in 0..rounds {
+        let b = per_op(sys_iters, reps, |_| sets.disable());
+        blocked_after_disable &= is_blocked(libc::SIGUSR1) && is_blocked(libc::SIGTERM);
+        emit(out, "irq_disable", round, b.per_op);
+        let b = per_op(sys_iters, reps, |_| sets.enable());
+        unblocked_after_enable &= !is_blocked(libc::SIGUSR1) && !is_blocked(libc::SIGTERM);
+        emit(out, "irq_enable", round, b.per_op);
+        let b = per_op(sys_iters, reps, |i| {
+            sets.disable();
+            black_box(i);
+            sets.enable();
+        });
+        emit(out, "irq_disable_enable", round, b.per_op);
+    }
+    let case = obj([("op", "irq_disable_enable".into())]);
+    let detail = |ok: bool| obj([("seen", ok.into())]);
+    out.check(
+        BENCH,
+        &case,
+        "disable_blocks_signals",
+        blocked_after_disable,
+        detail(blocked_after_disable),
+    );
+    out.check(
+        BENCH,
+        &case,
+        "enable_unblocks_signals",
+        unblocked_after_enable,
+        detail(unblocked_after_enable),
+    );
+}

@@ -1,0 +1,95 @@
+//! Installing the Debian packages a run needs: apt-get as root or with
+//! passwordless sudo, else the exact command to run and exit status 2.
+
+use crate::error::exit2;
+use anyhow::{Context, Result};
+use std::process::Command;
+
+/// Packages from `wanted` that dpkg does not report as installed.
+pub fn missing(wanted: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in wanted {
+        let installed = Command::new("dpkg-query")
+            .args(["-W", "-f=${Status}", p])
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"));
+        if !installed && !out.contains(p) {
+            out.push(p.clone());
+        }
+    }
+    out
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
+
+fn apt_get(sudo: bool, args: &[&str], packages: &[String]) -> Result<bool> {
+    let mut cmd = if sudo {
+        let mut c = Command::new("sudo");
+        c.args(["-n", "apt-get"]);
+        c
+    } else {
+        Command::new("apt-get")
+    };
+    cmd.args(args)
+        .args(packages)
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    // apt's chatter goes to stderr so stdout stays the report.
+    let out = cmd.output().context("running apt-get")?;
+    if !out.status.success() {
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(out.status.success())
+}
+
+/// Makes sure every package in `wanted` is installed.
+pub fn ensure(wanted: &[String]) -> Result<()> {
+    let missing = missing(wanted);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let line = format!(
+        "apt-get install -y --no-install-recommends {}",
+        missing.join(" ")
+    );
+    if Command::new("dpkg-query")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        exit2!("missing packages {} and this is not a Debian-like system (no dpkg-query); install their equivalents", missing.join(" "));
+    }
+    let sudo = if is_root() {
+        false
+    } else if Command::new("sudo")
+        .args(["-n", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        true
+    } else {
+        exit2!(
+            "missing Debian packages: {}\nrun as root:\n  sudo apt-get update && sudo {line}",
+            missing.join(" ")
+        );
+    };
+    eprintln!("installing missing Debian packages: {}", missing.join(" "));
+    let install = ["install", "-y", "--no-install-recommends"];
+    // An install fails on a machine whose package lists were never fetched:
+    // fetch them once and try again.
+    let installed = apt_get(sudo, &install, &missing)?
+        || (apt_get(sudo, &["update"], &[])? && apt_get(sudo, &install, &missing)?);
+    if !installed {
+        exit2!(
+            "could not install {}: see apt-get's output above; the command was:\n  {line}",
+            missing.join(" ")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! The suites' JSON-lines result protocol, as the xtask reads it. The
+//! writer is `suites/harness/src/out.rs`; field sets must match exactly, so
+//! a suite that prints anything else is reported, not half-understood.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Record {
+    Env(Env),
+    Sample(Sample),
+    Check(Check),
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Env {
+    pub protocol: u32,
+    pub suite: String,
+    pub arch: String,
+    pub endian: String,
+    pub pointer_width: u32,
+    pub cpus: u32,
+    pub timer: String,
+    pub timer_unit: String,
+    pub timer_hz: f64,
+    pub relax: String,
+    pub profile: String,
+    pub seed: u64,
+    pub pinned: bool,
+    pub variants: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sample {
+    pub suite: String,
+    pub bench: String,
+    pub case: Map<String, Value>,
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    pub round: u32,
+    /// `None` when the suite could not compute a finite value.
+    pub value: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    pub suite: String,
+    pub bench: String,
+    pub case: Map<String, Value>,
+    pub name: String,
+    pub ok: bool,
+    pub details: Value,
+}
+
+/// Renders a case as `key=value key=value` in key order.
+pub fn case_label(case: &Map<String, Value>) -> String {
+    case.iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            v => format!("{k}={v}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Everything read from one suite run's stdout.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Parsed {
+    pub env: Option<Env>,
+    pub samples: Vec<Sample>,
+    pub checks: Vec<Check>,
+    /// Lines that are not protocol records: (1-based line number, line, why).
+    pub bad_lines: Vec<(usize, String, String)>,
+}
+
+pub const PROTOCOL_VERSION: u32 = 1;
+
+pub fn parse(stdout: &str) -> Parsed {
+    let mut p = Parsed::default();
+    for (i, line) in stdout.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Record>(line) {
+            Ok(Record::Env(e)) if e.protocol != PROTOCOL_VERSION => p.bad_lines.push((
+                i + 1,
+                line.to_string(),
+                format!(
+                    "protocol version {} (this xtask reads {PROTOCOL_VERSION})",
+                    e.protocol
+                ),
+            )),
+            Ok(Record::Env(e)) if p.env.is_some() => {
+                p.bad_lines
+                    .push((i + 1, line.to_string(), "a second env record".into()));
+                p.env.get_or_insert(e);
+            }
+            Ok(Record::Env(e)) => p.env = Some(e),
+            Ok(Record::Sample(s)) => p.samples.push(s),
+            Ok(Record::Check(c)) => p.checks.push(c),
+            Err(e) => p.bad_lines.push((
+                i + 1,
+                line.to_string(),
+                format!("not a protocol record: {e}"),
+            )),
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ENV: &str = r#"{"type":"env","protocol":1,"suite":"atomic","arch":"mips","endian":"big","pointer_width":32,"cpus":2,"timer":"clock_monotonic","timer_unit":"ns","timer_hz":1e9,"relax":"none","profile":"quick","seed":1,"pinned":true,"variants":{}}"#;
+
+    #[test]
+    fn reads_every_record_kind() {
+        let text = format!(
+            "{ENV}\n{}\n{}\n",
+            r#"{"type":"sample","suite":"atomic","bench":"single_thread","case":{"op":"cas_sync"},"metric":"ticks_per_op","unit":"ns","better":"lower","round":0,"value":12.5}"#,
+            r#"{"type":"check","suite":"atomic","bench":"single_thread","case":{"op":"cas_sync"},"name":"final_value","ok":false,"details":{"expected":3,"seen":2}}"#
+        );
+        let p = parse(&text);
+        assert_eq!(p.env.unwrap().pointer_width, 32);
+        assert_eq!(p.samples[0].value, Some(12.5));
+        assert!(!p.checks[0].ok);
+        assert!(p.bad_lines.is_empty());
+        assert_eq!(case_label(&p.samples[0].case), "op=cas_sync");
+    }
+
+    #[test]
+    fn garbage_and_unknown_fields_are_reported_with_their_line() {
+        let text = format!(
+            "{ENV}\nhello world\n{}\n",
+            r#"{"type":"check","suite":"a","bench":"b","case":{},"name":"n","ok":true,"details":{},"extra":1}"#
+        );
+        let p = parse(&text);
+        assert_eq!(p.bad_lines.len(), 2);
+        assert_eq!(p.bad_lines[0].0, 2);
+        assert_eq!(p.bad_lines[0].1, "hello world");
+        assert_eq!(p.bad_lines[1].0, 3);
+        assert!(
+            p.bad_lines[1].2.contains("unknown field `extra`"),
+            "{:?}",
+            p.bad_lines[1]
+        );
+    }
+}

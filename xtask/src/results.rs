@@ -1,0 +1,294 @@
+//! What a matrix run leaves in `results/<run-id>/`: `run.json` (this
+//! module's types, documented in the README), each suite's raw stdout and
+//! stderr, and the build logs.
+
+use crate::host::Host;
+use crate::protocol::{Check, Env, Parsed, Sample};
+use crate::runner::{Exit, Outcome};
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", content = "reason", rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    Failed(String),
+    NotRun(String),
+}
+
+impl Status {
+    pub fn label(&self) -> String {
+        match self {
+            Status::Ok => "ok".into(),
+            Status::Failed(why) => format!("failed: {why}"),
+            Status::NotRun(why) => format!("not run: {why}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
+    pub format: u32,
+    pub run_id: String,
+    pub started: String,
+    pub finished: Option<String>,
+    /// The xtask command line that produced the run.
+    pub command: Vec<String>,
+    pub profile: String,
+    pub host: Host,
+    pub targets: Vec<TargetResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// What it is or where it lives (toolchain label, emulator path, ...).
+    pub what: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetResult {
+    pub name: String,
+    pub triple: String,
+    pub class: String,
+    pub runner: String,
+    pub status: Status,
+    pub toolchain: Option<ToolInfo>,
+    pub build_std: bool,
+    pub linker: Option<ToolInfo>,
+    pub emulator: Option<ToolInfo>,
+    pub build_secs: Option<f64>,
+    pub run_secs: Option<f64>,
+    pub suites: Vec<SuiteRun>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BadLine {
+    pub line: usize,
+    pub text: String,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuiteRun {
+    pub suite: String,
+    /// The shell command that reproduces this run.
+    pub command: String,
+    pub status: Status,
+    pub exit: Exit,
+    pub secs: f64,
+    pub env: Option<Env>,
+    pub samples: Vec<Sample>,
+    pub checks: Vec<Check>,
+    pub bad_lines: Vec<BadLine>,
+    /// The last lines of stderr (all of it is in `<target>/<suite>.stderr`).
+    pub stderr_tail: Vec<String>,
+}
+
+/// Decides a suite run's status from how it ended and what it printed.
+pub fn judge(outcome: &Outcome, parsed: &Parsed, timeout_secs: u64) -> Status {
+    let last_err = outcome
+        .stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    match outcome.exit {
+        Exit::TimedOut => {
+            return Status::Failed(format!("hung: killed after the {timeout_secs}s timeout"))
+        }
+        Exit::Signal(sig) => {
+            return Status::Failed(format!(
+                "crashed: signal {sig} ({})",
+                crate::runner::signal_name(sig)
+            ))
+        }
+        _ => {}
+    }
+    if let Some((line, text, why)) = parsed.bad_lines.first() {
+        let text: String = text.chars().take(120).collect();
+        return Status::Failed(format!("bad output on line {line}: `{text}`: {why}"));
+    }
+    let failed: Vec<&Check> = parsed.checks.iter().filter(|c| !c.ok).collect();
+    if let Some(c) = failed.first() {
+        let more = if failed.len() > 1 {
+            format!(" (+{} more)", failed.len() - 1)
+        } else {
+            String::new()
+        };
+        return Status::Failed(format!(
+            "check {} failed in {} [{}]: {}{more}",
+            c.name,
+            c.bench,
+            crate::protocol::case_label(&c.case),
+            c.details
+        ));
+    }
+    if let Exit::Code(code) = outcome.exit {
+        if code != 0 {
+            return Status::Failed(format!("exit status {code}: {last_err}"));
+        }
+    }
+    if parsed.env.is_none() {
+        return Status::Failed("no env record in the output".into());
+    }
+    if parsed.samples.is_empty() {
+        return Status::Failed("no samples in the output".into());
+    }
+    Status::Ok
+}
+
+pub fn suite_run(
+    suite: &str,
+    command: String,
+    outcome: &Outcome,
+    parsed: Parsed,
+    status: Status,
+) -> SuiteRun {
+    let lines: Vec<String> = outcome.stderr.lines().map(str::to_string).collect();
+    SuiteRun {
+        suite: suite.to_string(),
+        command,
+        status,
+        exit: outcome.exit,
+        secs: outcome.secs,
+        env: parsed.env,
+        samples: parsed.samples,
+        checks: parsed.checks,
+        bad_lines: parsed
+            .bad_lines
+            .into_iter()
+            .map(|(line, text, why)| BadLine { line, text, why })
+            .collect(),
+        stderr_tail: lines[lines.len().saturating_sub(20)..].to_vec(),
+    }
+}
+
+/// A new, unique run directory under `results`: `YYYYMMDDTHHMMSSZ[-N]`.
+pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf)> {
+    std::fs::create_dir_all(results).with_context(|| format!("creating {}", results.display()))?;
+    let stamp: String = started
+        .chars()
+        .filter(|c| !matches!(c, '-' | ':'))
+        .collect();
+    for n in 1.. {
+        let id = if n == 1 {
+            stamp.clone()
+        } else {
+            format!("{stamp}-{n}")
+        };
+        let dir = results.join(&id);
+        // create_dir fails if it exists, so concurrent runs never share one.
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok((id, dir)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+        }
+    }
+    unreachable!()
+}
+
+/// Writes `run.json` via a temporary file and a rename, so a reader never
+/// sees half a file.
+pub fn write(dir: &Path, run: &Run) -> Result<()> {
+    let tmp = dir.join("run.json.tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(run)?)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join("run.json")).context("renaming run.json into place")?;
+    Ok(())
+}
+
+/// The newest run directory under `results` (run ids sort by time).
+pub fn newest(results: &Path) -> Result<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(results)
+        .with_context(|| format!("reading {}", results.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    runs.sort();
+    match runs.pop() {
+        Some(run) => Ok(run),
+        None => crate::error::exit2!(
+            "no runs in {}: run `cargo xtask matrix` first",
+            results.display()
+        ),
+    }
+}
+
+pub fn read(dir: &Path) -> Result<Run> {
+    let path = dir.join("run.json");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}: not a lockmatrix run", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::parse;
+
+    const ENV: &str = r#"{"type":"env","protocol":1,"suite":"s","arch":"x","endian":"little","pointer_width":64,"cpus":2,"timer":"t","timer_unit":"ns","timer_hz":1e9,"relax":"none","profile":"quick","seed":1,"pinned":true,"variants":{}}"#;
+    const SAMPLE: &str = r#"{"type":"sample","suite":"s","bench":"b","case":{},"metric":"m","unit":"ns","better":"lower","round":0,"value":1.0}"#;
+
+    fn outcome(exit: Exit, stdout: String) -> Outcome {
+        Outcome {
+            exit,
+            stdout,
+            stderr: "first\nlast words\n".into(),
+            secs: 0.1,
+        }
+    }
+
+    fn judged(exit: Exit, stdout: String) -> String {
+        let o = outcome(exit, stdout);
+        judge(&o, &parse(&o.stdout), 7).label()
+    }
+
+    #[test]
+    fn judges_each_way_a_run_can_end() {
+        let good = format!("{ENV}\n{SAMPLE}\n");
+        assert_eq!(judged(Exit::Code(0), good.clone()), "ok");
+        assert_eq!(
+            judged(Exit::TimedOut, good.clone()),
+            "failed: hung: killed after the 7s timeout"
+        );
+        assert_eq!(
+            judged(Exit::Signal(11), good.clone()),
+            "failed: crashed: signal 11 (SIGSEGV)"
+        );
+        assert_eq!(
+            judged(Exit::Code(3), good.clone()),
+            "failed: exit status 3: last words"
+        );
+        assert_eq!(
+            judged(Exit::Code(0), format!("{good}oops\n")),
+            "failed: bad output on line 3: `oops`: not a protocol record: expected value at line 1 column 1"
+        );
+        assert_eq!(
+            judged(Exit::Code(0), format!("{ENV}\n")),
+            "failed: no samples in the output"
+        );
+        let bad_check = r#"{"type":"check","suite":"s","bench":"b","case":{"lock":"x"},"name":"mutual_exclusion","ok":false,"details":{"violations":2}}"#;
+        assert_eq!(
+            judged(Exit::Code(1), format!("{good}{bad_check}\n")),
+            "failed: check mutual_exclusion failed in b [lock=x]: {\"violations\":2}"
+        );
+    }
+
+    #[test]
+    fn run_dirs_never_collide() {
+        let tmp = std::env::temp_dir().join(format!("lockmatrix-rundir-{}", std::process::id()));
+        let (a, _) = new_run_dir(&tmp, "2026-11-30T02:00:00Z").unwrap();
+        let (b, _) = new_run_dir(&tmp, "2026-11-30T02:00:00Z").unwrap();
+        assert_eq!(
+            (a.as_str(), b.as_str()),
+            ("20261130T020000Z", "20261130T020000Z-2")
+        );
+        std::fs::remove_dir_all(tmp).unwrap();
+    }
+}

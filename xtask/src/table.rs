@@ -1,0 +1,199 @@
+//! The terminal tables printed at the end of a matrix run.
+
+use crate::protocol::{case_label, Sample};
+use crate::results::{Run, Status};
+use std::collections::BTreeMap;
+
+/// Left-aligns `rows` (the first is the header) into columns.
+pub fn render(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+        if i == 0 {
+            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1)));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    Some(if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    })
+}
+
+fn secs(v: Option<f64>) -> String {
+    v.map_or("-".into(), |s| format!("{s:.1}s"))
+}
+
+/// One row per target: status, build and run time.
+pub fn status(run: &Run) -> String {
+    let mut rows = vec![vec![
+        "target".into(),
+        "class".into(),
+        "runner".into(),
+        "build".into(),
+        "run".into(),
+        "status".into(),
+    ]];
+    for t in &run.targets {
+        rows.push(vec![
+            t.name.clone(),
+            t.class.clone(),
+            t.runner.clone(),
+            secs(t.build_secs),
+            secs(t.run_secs),
+            t.status.label(),
+        ]);
+    }
+    render(&rows)
+}
+
+/// Converts a sample to nanoseconds when its unit is a timer's ticks.
+fn to_ns(s: &Sample, timer_hz: f64) -> Option<f64> {
+    let v = s.value?;
+    match s.unit.as_str() {
+        "ns" => Some(v),
+        u if u.ends_with("_ticks") && timer_hz > 0.0 => Some(v * 1e9 / timer_hz),
+        _ => None,
+    }
+}
+
+/// Per suite, the median time of every timed cell (rows) on every target
+/// (columns), in nanoseconds.
+pub fn timings(run: &Run) -> String {
+    let mut out = String::new();
+    let mut suites: Vec<&str> = Vec::new();
+    for t in &run.targets {
+        for s in &t.suites {
+            if !suites.contains(&s.suite.as_str()) {
+                suites.push(&s.suite);
+            }
+        }
+    }
+    for suite in suites {
+        let columns: Vec<&str> = run
+            .targets
+            .iter()
+            .filter(|t| t.suites.iter().any(|s| s.suite == suite))
+            .map(|t| t.name.as_str())
+            .collect();
+        // (bench, case, metric) -> target -> values
+        let mut cells: BTreeMap<(String, String, String), BTreeMap<&str, Vec<f64>>> =
+            BTreeMap::new();
+        for t in &run.targets {
+            for s in t.suites.iter().filter(|s| s.suite == suite) {
+                let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
+                for sample in &s.samples {
+                    if let Some(ns) = to_ns(sample, hz) {
+                        let key = (
+                            sample.bench.clone(),
+                            case_label(&sample.case),
+                            sample.metric.clone(),
+                        );
+                        cells
+                            .entry(key)
+                            .or_default()
+                            .entry(t.name.as_str())
+                            .or_default()
+                            .push(ns);
+                    }
+                }
+            }
+        }
+        if cells.is_empty() {
+            continue;
+        }
+        let mut rows = vec![["bench", "case", "metric"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(columns.iter().map(|c| c.to_string()))
+            .collect::<Vec<_>>()];
+        for ((bench, case, metric), mut per_target) in cells {
+            let mut row = vec![bench, case, metric];
+            for c in &columns {
+                row.push(
+                    per_target
+                        .get_mut(c)
+                        .and_then(|v| median(v))
+                        .map_or("-".into(), |ns| format!("{ns:.1}")),
+                );
+            }
+            rows.push(row);
+        }
+        out.push_str(&format!(
+            "\n{suite}: median ns per op (QEMU columns time the emulator: advisory)\n"
+        ));
+        out.push_str(&render(&rows));
+    }
+    out
+}
+
+/// Counts for the closing line.
+pub fn summary(run: &Run) -> String {
+    let count = |f: fn(&Status) -> bool| run.targets.iter().filter(|t| f(&t.status)).count();
+    let checks: usize = run
+        .targets
+        .iter()
+        .flat_map(|t| &t.suites)
+        .map(|s| s.checks.len())
+        .sum();
+    let failed: usize = run
+        .targets
+        .iter()
+        .flat_map(|t| &t.suites)
+        .flat_map(|s| &s.checks)
+        .filter(|c| !c.ok)
+        .count();
+    format!(
+        "{} ok, {} failed, {} not run; {checks} checks, {failed} failed",
+        count(|s| matches!(s, Status::Ok)),
+        count(|s| matches!(s, Status::Failed(_))),
+        count(|s| matches!(s, Status::NotRun(_)))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_aligned_columns() {
+        let rows = vec![
+            vec!["a".to_string(), "bb".into()],
+            vec!["ccc".into(), "d".into()],
+        ];
+        assert_eq!(render(&rows), "a    bb\n-------\nccc  d\n");
+    }
+
+    #[test]
+    fn median_of_even_and_odd() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&mut []), None);
+    }
+}
