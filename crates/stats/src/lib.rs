@@ -1,0 +1,97 @@
+//! Statistics of the regression gate.
+//!
+//! The gate compares, per cell (one benchmark case's metric), the head rounds
+//! with the baseline rounds, one value per round, lower is better (callers
+//! pass `1 / x` for higher-is-better metrics). [`compare`] answers, for one
+//! cell, "is head slower than base by more than `delta`?" with two one-sided
+//! tests on log values, an effect ratio with its interval, and whether the
+//! cell has enough rounds to tell. The gate then corrects the p-values across
+//! all cells of a run with [`holm_adjust`] (hard gate) or [`bh_adjust`]
+//! (advisory list); [`clopper_pearson()`] bounds the gate's measured
+//! false-alarm rate.
+//!
+//! All inputs are checked: an empty sample, a value that is not positive and
+//! finite, or a parameter out of range is a [`StatsError`], never a NaN.
+
+mod clopper_pearson;
+mod hodges_lehmann;
+mod input;
+mod mann_whitney;
+mod multiplicity;
+mod power;
+mod welch;
+
+#[cfg(test)]
+mod behaviour_tests;
+
+pub use clopper_pearson::{clopper_pearson, clopper_pearson_upper, Interval};
+pub use hodges_lehmann::{hodges_lehmann_ratio, hodges_lehmann_shift, HodgesLehmann};
+pub use input::StatsError;
+pub use mann_whitney::{
+    mann_whitney_greater, mann_whitney_slowdown, min_p_value, MannWhitney, EXACT_MAX,
+};
+pub use multiplicity::{bh_adjust, bh_reject, holm_adjust, holm_reject};
+pub use power::{assess_power, min_rounds_rank, rounds_needed, Power, POWER};
+pub use welch::{welch_greater, welch_slowdown, Welch};
+
+/// One cell's comparison of head with base.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    /// Hodges-Lehmann estimate of `head / base` (1.10 = 10% slower).
+    pub ratio: f64,
+    /// Lower bound of the ratio's interval (0 when the samples are too small).
+    pub ratio_lo: f64,
+    /// Upper bound of the ratio's interval (`inf` when the samples are too small).
+    pub ratio_hi: f64,
+    /// Two-sided level of `[ratio_lo, ratio_hi]`: `1 - 2 alpha`, so that
+    /// `ratio_lo > 1 + delta` exactly when the Mann-Whitney test rejects at
+    /// `alpha` (exact case).
+    pub confidence: f64,
+    /// One-sided Welch t-test p-value on logs; 1 (no evidence) with fewer
+    /// than two rounds on a side.
+    pub p_welch: f64,
+    /// One-sided Mann-Whitney p-value on logs. Prefer it for timings: it holds
+    /// its level when rounds jump between levels (vCPU migrations) or have outliers.
+    pub p_mann_whitney: f64,
+    /// Too few rounds to detect a slowdown of `delta` (see [`assess_power`]):
+    /// a pass from this cell is not evidence of no regression.
+    pub underpowered: bool,
+    /// Rounds per side the cell would need; `None` when unknown.
+    pub rounds_needed: Option<usize>,
+}
+
+/// Compares one cell: is `head` slower than `base` by more than `delta`
+/// (0.05 = 5%) at one-sided level `alpha`?
+///
+/// Samples are one value per round, positive, lower is better. The p-values
+/// are per cell: correct them across cells before deciding. `alpha` sizes
+/// the interval and the power check; pass the level a cell must actually
+/// reach (e.g. `alpha / m` for Holm across `m` cells) to flag cells that could
+/// never fail the gate.
+pub fn compare(
+    base: &[f64],
+    head: &[f64],
+    delta: f64,
+    alpha: f64,
+) -> Result<Comparison, StatsError> {
+    input::in_open("alpha", alpha, 0.0, 0.5, "0 < alpha < 0.5")?;
+    let confidence = 1.0 - 2.0 * alpha;
+    let hl = hodges_lehmann_ratio(base, head, confidence)?;
+    let mw = mann_whitney_slowdown(base, head, delta)?;
+    let p_welch = if base.len() >= 2 && head.len() >= 2 {
+        welch_slowdown(base, head, delta)?.p
+    } else {
+        1.0
+    };
+    let power = assess_power(base, head, delta, alpha)?;
+    Ok(Comparison {
+        ratio: hl.estimate,
+        ratio_lo: hl.lo,
+        ratio_hi: hl.hi,
+        confidence,
+        p_welch,
+        p_mann_whitney: mw.p,
+        underpowered: power.underpowered,
+        rounds_needed: power.rounds_needed,
+    })
+}
