@@ -1,0 +1,269 @@
+//! End-to-end tests of `cargo xtask matrix` with the real thing: real cross
+//! compilers, real `qemu-<arch>`, the native host. `cargo xtask test`
+//! installs the packages first; these tests never install anything.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn xtask(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("xtask runs")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lockmatrix-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the matrix into a fresh results directory and returns the output
+/// and the parsed run.json.
+fn matrix(name: &str, args: &[&str]) -> (Output, Value, PathBuf) {
+    let results = temp_dir(name);
+    let mut all = vec![
+        "matrix",
+        "--no-install",
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let out = xtask(&all);
+    let run_dir = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .expect("a run directory")
+        .unwrap()
+        .path();
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
+    (out, run, run_dir)
+}
+
+fn target<'a>(run: &'a Value, name: &str) -> &'a Value {
+    run["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no target {name}"))
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn atomic_suite_runs_under_qemu_and_natively() {
+    let (out, run, _) = matrix(
+        "atomic",
+        &[
+            "--targets",
+            "x86_64,aarch64,powerpc64,mips32",
+            "--suites",
+            "atomic",
+            "--rounds",
+            "2",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    for (name, arch, endian, bits) in [
+        ("x86_64", "x86_64", "little", 64),
+        ("aarch64", "aarch64", "little", 64),
+        ("powerpc64", "powerpc64", "big", 64),
+        ("mips32", "mips", "big", 32),
+    ] {
+        let t = target(&run, name);
+        assert_eq!(t["status"]["state"], "ok", "{name}: {t}");
+        let suite = &t["suites"][0];
+        let env = &suite["env"];
+        assert_eq!(
+            (
+                env["arch"].as_str(),
+                env["endian"].as_str(),
+                env["pointer_width"].as_u64()
+            ),
+            (Some(arch), Some(endian), Some(bits)),
+            "{name}"
+        );
+        // 32-bit MIPS has no 64-bit atomics; the suite must say so, not fake them.
+        assert_eq!(
+            env["variants"]["atomic_64bit"],
+            Value::Bool(bits == 64),
+            "{name}"
+        );
+        let checks = suite["checks"].as_array().unwrap();
+        assert!(
+            checks.len() >= 10 && checks.iter().all(|c| c["ok"] == true),
+            "{name}: {checks:?}"
+        );
+        let samples = suite["samples"].as_array().unwrap();
+        for op in ["cas_local", "cas_sync", "irq_disable", "irq_enable"] {
+            let n = samples.iter().filter(|s| s["case"]["op"] == op).count();
+            assert_eq!(n, 2, "{name}: {op} should have one sample per round");
+        }
+        let command = suite["command"].as_str().unwrap();
+        if name != "x86_64" {
+            assert!(
+                command.contains(&format!(
+                    "qemu-{}",
+                    if name == "mips32" {
+                        "mips"
+                    } else if name == "powerpc64" {
+                        "ppc64"
+                    } else {
+                        name
+                    }
+                )),
+                "{command}"
+            );
+        }
+    }
+    assert_eq!(target(&run, "x86_64")["suites"][0]["env"]["timer"], "rdtsc");
+    assert_eq!(
+        target(&run, "aarch64")["suites"][0]["env"]["timer"],
+        "cntvct_el0"
+    );
+    assert!(run["host"]["kernel"].is_string() && run["host"]["cpu_model"].is_string());
+    assert!(target(&run, "aarch64")["emulator"]["version"]
+        .as_str()
+        .unwrap()
+        .contains("qemu-aarch64 version"));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("4 ok, 0 failed, 0 not run"), "{table}");
+}
+
+#[test]
+fn a_hang_a_crash_and_garbage_are_reported_and_the_others_still_run() {
+    let (out, run, dir) = matrix(
+        "faulty",
+        &[
+            "--targets",
+            "aarch64,powerpc64,mips32,x86_64",
+            "--suites",
+            "faulty",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let status = |name: &str| target(&run, name)["status"].clone();
+    assert_eq!(
+        status("aarch64")["reason"],
+        "faulty: crashed: signal 11 (SIGSEGV)"
+    );
+    assert_eq!(
+        status("powerpc64")["reason"],
+        "faulty: hung: killed after the 5s timeout"
+    );
+    let garbage = status("mips32")["reason"].as_str().unwrap().to_string();
+    assert!(
+        garbage.starts_with("faulty: bad output on line 2: `hello from mips, this is not JSON`"),
+        "{garbage}"
+    );
+    assert_eq!(status("x86_64")["state"], "ok");
+    // The crash's earlier records were kept.
+    assert!(target(&run, "aarch64")["suites"][0]["env"]["arch"] == "aarch64");
+    assert!(std::fs::read_to_string(dir.join("powerpc64/faulty.jsonl"))
+        .unwrap()
+        .contains("\"type\":\"env\""));
+    let table = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "crashed: signal 11 (SIGSEGV)",
+        "hung: killed after the 5s timeout",
+        "bad output on line 2",
+        "1 ok, 3 failed, 0 not run",
+    ] {
+        assert!(table.contains(line), "missing {line:?} in\n{table}");
+    }
+}
+
+#[test]
+fn a_second_run_without_changes_rebuilds_nothing() {
+    let args = ["--targets", "x86_64,mips32", "--suites", "atomic", "--rounds", "1"];
+    let (first, _, _) = matrix("rebuild-1", &args);
+    assert!(first.status.success(), "{}", text(&first));
+    let (second, run, dir) = matrix("rebuild-2", &args);
+    assert!(second.status.success(), "{}", text(&second));
+    for t in ["x86_64", "mips32"] {
+        let log = std::fs::read_to_string(dir.join(format!("logs/build-{t}.log"))).unwrap();
+        assert!(!log.contains("Compiling"), "{t} rebuilt:\n{log}");
+        assert!(target(&run, t)["build_secs"].as_f64().unwrap() < 30.0);
+    }
+}
+
+#[test]
+fn bad_targets_file_exits_2_naming_file_line_and_column() {
+    let dir = temp_dir("badconfig");
+    let path = dir.join("targets.yaml");
+    let good =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../targets.yaml"))
+            .unwrap();
+    std::fs::write(
+        &path,
+        good.replacen(
+            "    enabled: true\n",
+            "    enabled: true\n    speed: fast\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let out = xtask(&["matrix", "--config", path.to_str().unwrap(), "--no-install"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:", path.display())) && err.contains("unknown field `speed`"),
+        "{err}"
+    );
+    // The file is left as the user wrote it.
+    assert!(std::fs::read_to_string(&path)
+        .unwrap()
+        .contains("speed: fast"));
+}
+
+#[test]
+fn unknown_names_exit_2_listing_the_valid_ones() {
+    let out = xtask(&["matrix", "--targets", "ia64", "--no-install"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown target 'ia64'")
+            && err.contains("sparc64")
+            && err.contains("ia64-class"),
+        "{err}"
+    );
+    let out = xtask(&["matrix", "--suites", "mutex", "--no-install"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Valid suites: all, atomic, spinlock, rwsem")
+    );
+}
+
+#[test]
+fn doctor_names_toolchain_linker_and_emulator_of_every_target() {
+    let out = xtask(&["doctor"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    for triple in [
+        "x86_64-unknown-linux-gnu",
+        "mips-unknown-linux-gnu",
+        "s390x-unknown-linux-gnu",
+        "sparc64-unknown-linux-gnu",
+    ] {
+        assert!(stdout.contains(triple), "{stdout}");
+    }
+    assert!(
+        stdout.contains("/usr/bin/qemu-s390x")
+            && stdout.contains("-Zbuild-std")
+            && stdout.contains("prebuilt std"),
+        "{stdout}"
+    );
+}
