@@ -7,6 +7,8 @@ mod build;
 mod config;
 mod doctor;
 mod error;
+#[allow(dead_code)] // wired into the CLI once the gate lands
+mod gate;
 mod host;
 mod matrix;
 mod packages;
@@ -14,6 +16,7 @@ mod progress;
 mod protocol;
 mod results;
 mod runner;
+mod seed_tables;
 mod select;
 mod table;
 mod test_cmd;
@@ -84,6 +87,9 @@ enum Command {
         /// Where runs are written
         #[arg(long, default_value = "results")]
         results: PathBuf,
+        /// Print the seeds' tables (seed 000 CAS/irq, 001 threads x locks, 002 rwsem, 003 stress)
+        #[arg(long)]
+        tables: bool,
     },
     /// Install what the tests need, then run fmt, clippy and every test
     Test,
@@ -155,12 +161,16 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                 error::exit2!("some targets are not ready: see above")
             }
         }
-        Command::Report { run, results } => {
+        Command::Report { run, results, tables } => {
             let dir = match run {
                 Some(dir) => resolve(&root, &dir),
                 None => results::newest(&resolve(&root, &results))?,
             };
             let run = results::read(&dir)?;
+            if tables {
+                print!("{}", seed_tables::render(&run));
+                return Ok(true);
+            }
             print!("{}", table::timings(&run));
             println!("\n{}", table::status(&run));
             println!("{}", table::summary(&run));
