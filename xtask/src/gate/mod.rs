@@ -1,0 +1,1 @@
+//! The regression gate (in progress).
