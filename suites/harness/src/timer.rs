@@ -6,7 +6,7 @@
 //! Values are in ticks; [`hz`] says how many ticks make a second.
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The timer's name as recorded in the `env` record.
 pub const NAME: &str = if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
@@ -83,7 +83,7 @@ fn measure_hz() -> f64 {
     (0..3)
         .map(|_| {
             let (i0, t0) = (Instant::now(), now());
-            while i0.elapsed() < Duration::from_millis(20) {}
+            while i0.elapsed() < std::time::Duration::from_millis(20) {}
             let (t1, dt) = (now(), i0.elapsed());
             (t1 - t0) as f64 / dt.as_secs_f64()
         })
@@ -103,6 +103,7 @@ pub fn secs(ticks: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn counts_forward_at_the_stated_rate() {

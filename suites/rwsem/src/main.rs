@@ -1,1 +1,157 @@
-fn main(){}
+//! The rwsem suite: seed 002, reader-writer semaphores with readers against
+//! writers.
+//!
+//! One benchmark, `rw_mix`. For each lock (`linux_rwsem`, `std_rwlock`,
+//! `fair_rwspin`), each critical-section load (`1`, `10`, `50`, `100` units
+//! of `harness::work::work`, or `sleep1us`) and each mix (`half`: N/2
+//! readers and N/2 writers; `all_writers`: N writers), where N is the
+//! largest thread count of the run (at least 2), the threads take their
+//! side's lock back to back for a fixed time and count their operations.
+//!
+//! Samples, per round, with case `{lock, mix, readers, writers, cs_load}`:
+//! - `reader_ops_min`, `reader_ops_avg`, `reader_ops_max` (only when the mix
+//!   has readers), `writer_ops_min`, `writer_ops_avg`, `writer_ops_max`:
+//!   locking operations per thread, unit `ops`, higher is better;
+//! - `reader_slowpath` (only when the mix has readers), `writer_slowpath`:
+//!   slow-path entries of all threads, unit `count`, lower is better. Only
+//!   for locks with a slow path they can count: `linux_rwsem` (fast-path
+//!   atomic failed) and `fair_rwspin` (had to wait); omitted for
+//!   `std_rwlock`, whose internals std keeps to itself.
+//!
+//! Seed 002's tables follow: reader/writer min/avg/max, the slow-path
+//! counts, and the all-writers vs half-writers change of `writer_ops_avg`.
+//!
+//! Checks, per case over all its rounds: `writer_exclusive`,
+//! `no_writer_with_readers`, `writer_counter_total` (see `rw_mix`).
+
+mod locks;
+mod rw_mix;
+
+use harness::json::{obj, J};
+use harness::out::Better;
+use harness::{Args, Out};
+use locks::{linux_rwsem, FairRwSpin, LinuxRwsem, RawRwLock, StdRwLock};
+use rw_mix::{Load, Round, LOADS, MIXES};
+use std::process::ExitCode;
+use std::time::Duration;
+
+const BENCHES: [&str; 1] = [rw_mix::BENCH];
+
+type Runner = fn(usize, usize, Load, Duration) -> Round;
+
+/// Every lock, by name, with its benchmark round.
+const LOCKS: [(&str, Runner); 3] = [
+    (LinuxRwsem::NAME, rw_mix::run_round::<LinuxRwsem>),
+    (StdRwLock::NAME, rw_mix::run_round::<StdRwLock>),
+    (FairRwSpin::NAME, rw_mix::run_round::<FairRwSpin>),
+];
+
+/// Round length of the quick profile. 3 locks x 5 loads x 2 mixes x 3
+/// rounds x 100 ms is 9 s, whatever the machine or emulator.
+const QUICK_MS: u64 = 100;
+const FULL_MS: u64 = 1000;
+
+fn main() -> ExitCode {
+    let args = Args::from_env(&BENCHES);
+    if args.list {
+        for bench in BENCHES {
+            println!("{bench}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let names: Vec<&str> = LOCKS.iter().map(|&(name, _)| name).collect();
+    args.check_locks(&names);
+    let locks: Vec<(&str, Runner)> = LOCKS
+        .into_iter()
+        .filter(|&(name, _)| args.wants_lock(name))
+        .collect();
+
+    let out = Out::new("rwsem");
+    out.env(
+        &args,
+        obj([
+            (
+                "locks",
+                locks
+                    .iter()
+                    .map(|&(name, _)| name)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+            ("count_word_bits", linux_rwsem::COUNT_WORD_BITS.into()),
+            ("rwsem_wait", "futex_private".into()),
+            ("rwsem_writer_spin_limit", linux_rwsem::SPIN_LIMIT.into()),
+            (
+                "rwsem_handoff_timeout_us",
+                (linux_rwsem::WAIT_TIMEOUT.as_micros() as u64).into(),
+            ),
+            ("fair_rwspin", "phase_fair_ticket".into()),
+        ]),
+    );
+    if args.wants(rw_mix::BENCH) {
+        rw_mix_bench(&args, &out, &locks);
+    }
+    out.finish()
+}
+
+fn rw_mix_bench(args: &Args, out: &Out, locks: &[(&str, Runner)]) {
+    let n = args.thread_counts().into_iter().max().unwrap_or(2).max(2);
+    let rounds = args.rounds(3, 5);
+    let duration = Duration::from_millis(args.duration_ms(QUICK_MS, FULL_MS));
+    for &(lock, run_round) in locks {
+        for load in LOADS {
+            for mix in MIXES {
+                let (readers, writers) = mix.sides(n);
+                let case = obj([
+                    ("lock", lock.into()),
+                    ("mix", mix.name().into()),
+                    ("readers", readers.into()),
+                    ("writers", writers.into()),
+                    ("cs_load", load.name().into()),
+                ]);
+                let results: Vec<Round> = (0..rounds)
+                    .map(|round| {
+                        let result = run_round(readers, writers, load, duration);
+                        emit_samples(out, &case, round, &result);
+                        result
+                    })
+                    .collect();
+                for check in rw_mix::checks(&results) {
+                    out.check(rw_mix::BENCH, &case, check.name, check.ok, check.details);
+                }
+            }
+        }
+    }
+}
+
+fn emit_samples(out: &Out, case: &J, round: usize, result: &Round) {
+    let sample = |metric: &str, unit: &str, better: Better, value: f64| {
+        out.sample(rw_mix::BENCH, case, metric, unit, better, round, value);
+    };
+    for (side, ops) in [
+        ("reader", &result.reader_ops),
+        ("writer", &result.writer_ops),
+    ] {
+        if let Some((min, avg, max)) = rw_mix::min_avg_max(ops) {
+            sample(&format!("{side}_ops_min"), "ops", Better::Higher, min);
+            sample(&format!("{side}_ops_avg"), "ops", Better::Higher, avg);
+            sample(&format!("{side}_ops_max"), "ops", Better::Higher, max);
+        }
+    }
+    if let Some(slow) = result.slowpaths {
+        if !result.reader_ops.is_empty() {
+            sample(
+                "reader_slowpath",
+                "count",
+                Better::Lower,
+                slow.reader as f64,
+            );
+        }
+        sample(
+            "writer_slowpath",
+            "count",
+            Better::Lower,
+            slow.writer as f64,
+        );
+    }
+}

@@ -1,0 +1,748 @@
+//! A reader-writer semaphore shaped like Linux's `kernel/locking/rwsem.c`.
+//!
+//! Why it is shaped so: seed 002 measures the kernel rwsem's trade-off
+//! between readers and writers, and that trade-off comes from four design
+//! decisions this file keeps:
+//!
+//! - One count word holds everything the fast paths need: the writer-locked
+//!   bit, the waiters bit, the handoff bit and the reader count (in units of
+//!   `READER_BIAS`, above the flag byte). A reader locks with one
+//!   `fetch_add`, a writer with one `cmpxchg(0 -> WRITER_LOCKED)`; unlocks are
+//!   one `fetch_sub` each. The word is a `usize`: 32-bit targets such as mips
+//!   have no 64-bit atomics, and a 24-bit reader count is plenty.
+//! - A reader's fast path fails as soon as anyone waits (`FLAG_WAITERS`), so
+//!   under mixed load readers go to the slow path, where they may still
+//!   "steal" the lock when no writer holds it. A writer that misses the fast
+//!   path first spins optimistically, stealing the lock from queued waiters
+//!   when it comes free. Both are why the kernel prefers writers in seed 002.
+//! - Waiters queue in FIFO order and sleep. The kernel sleeps in the
+//!   scheduler; here each thread has a parker word and sleeps in
+//!   `FUTEX_WAIT_PRIVATE`. The queue is protected by `wait_lock` (a std
+//!   mutex: a user-space spinlock cannot disable preemption the way the
+//!   kernel's raw spinlock does). Queued readers are granted the lock by the
+//!   waker (their bias is added for them), all readers of the queue at once,
+//!   as the kernel's phase-fair adaptation does; a woken writer retries.
+//! - Neither side starves: a waiter at the head that has waited longer than
+//!   `WAIT_TIMEOUT` sets `FLAG_HANDOFF`, which stops reader fast paths, reader
+//!   stealing and writer spinning, so the lock must next go to that waiter.
+//!
+//! What differs from the kernel, because user space cannot see it: the
+//! kernel spins while the owner task is running on a CPU; here a writer
+//! spins a bounded number of polls (`SPIN_LIMIT`) and then sleeps. There is
+//! no `owner` field, so the "lock is likely reader-owned" test of the reader
+//! steal uses the reader count alone. Readers do not spin (the kernel dropped
+//! reader optimistic spinning in 5.19).
+//!
+//! Wake-ups are never lost: a waker marks the parker under `wait_lock` and
+//! calls `FUTEX_WAKE` only if the waiter announced it was going to sleep,
+//! and every change of the count that could let the head waiter in (the last
+//! reader leaving, a writer leaving while waiters exist, a reader backing out
+//! of its fast-path bias) is followed by a wake-up pass under `wait_lock`.
+
+use super::{futex, RawRwLock, Slowpaths};
+use std::collections::VecDeque;
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+// The count word, laid out as in rwsem.c.
+const WRITER_LOCKED: usize = 1 << 0;
+const FLAG_WAITERS: usize = 1 << 1;
+const FLAG_HANDOFF: usize = 1 << 2;
+const READER_SHIFT: u32 = 8;
+const READER_BIAS: usize = 1 << READER_SHIFT;
+/// The top bit: set only when the reader count overflows into it.
+const READ_FAIL: usize = 1 << (usize::BITS - 1);
+const READER_MASK: usize = !(READER_BIAS - 1);
+const WRITER_MASK: usize = WRITER_LOCKED;
+const LOCK_MASK: usize = WRITER_MASK | READER_MASK;
+const READ_FAILED_MASK: usize = WRITER_MASK | FLAG_WAITERS | FLAG_HANDOFF | READ_FAIL;
+
+/// How long a waiter at the head of the queue waits before it forces a
+/// handoff (the kernel's `RWSEM_WAIT_TIMEOUT`: 4 ms at HZ=1000).
+pub const WAIT_TIMEOUT: Duration = Duration::from_millis(4);
+/// Polls of the count word a writer makes before it queues and sleeps, and
+/// a handoff-holding writer makes before it sleeps again.
+pub const SPIN_LIMIT: u32 = 512;
+/// Readers granted by one wake-up pass (the kernel's `MAX_READERS_WAKEUP`).
+const MAX_READERS_WAKEUP: usize = 0x100;
+
+/// Bits of the count word (for the `env` record).
+pub const COUNT_WORD_BITS: u32 = usize::BITS;
+
+// Parker states.
+/// Waiting, spinning or about to sleep: a waker need not make a syscall.
+const PARK_WAITING: u32 = 0;
+/// Woken (a writer may now retry) or granted (a reader holds the lock).
+const PARK_WOKEN: u32 = 1;
+/// Asleep in (or about to enter) `FUTEX_WAIT`: the waker must `FUTEX_WAKE`.
+const PARK_SLEEPING: u32 = 2;
+
+/// The futex word a thread sleeps on. Shared through `Arc` so that a waker
+/// that still holds it after the waiter left wakes valid memory.
+struct Parker {
+    state: AtomicU32,
+}
+
+thread_local! {
+    // A thread waits for at most one lock at a time, so one parker each.
+    static PARKER: Arc<Parker> = Arc::new(Parker { state: AtomicU32::new(PARK_WAITING) });
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Reader,
+    Writer,
+}
+
+struct Waiter {
+    parker: Arc<Parker>,
+    kind: Kind,
+    /// When this waiter may start asking for a handoff.
+    timeout: Instant,
+    /// This waiter (at the head) set `FLAG_HANDOFF`.
+    handoff_set: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WakeType {
+    /// Wake the head waiter, reader or writer.
+    Any,
+    /// Wake readers only, and only if a reader is at the head.
+    Readers,
+    /// The caller already holds a read lock: grant the queued readers.
+    ReadOwned,
+}
+
+/// Parkers to `FUTEX_WAKE` once `wait_lock` is released.
+#[derive(Default)]
+struct Wakes(Vec<Arc<Parker>>);
+
+impl Wakes {
+    /// Marks `parker` woken (under `wait_lock`); remembers it if it sleeps.
+    fn mark(&mut self, parker: &Arc<Parker>) {
+        if parker.state.swap(PARK_WOKEN, Release) == PARK_SLEEPING {
+            self.0.push(Arc::clone(parker));
+        }
+    }
+
+    fn wake(&mut self) {
+        for parker in self.0.drain(..) {
+            futex::wake_one(&parker.state);
+        }
+    }
+}
+
+pub struct LinuxRwsem {
+    count: AtomicUsize,
+    wait_lock: Mutex<VecDeque<Waiter>>,
+    reader_slowpath: AtomicUsize,
+    writer_slowpath: AtomicUsize,
+    sleeps: AtomicUsize,
+    handoffs: AtomicUsize,
+}
+
+impl LinuxRwsem {
+    fn queue(&self) -> MutexGuard<'_, VecDeque<Waiter>> {
+        self.wait_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `FUTEX_WAIT` calls made by waiters so far.
+    #[cfg(test)]
+    fn sleeps(&self) -> u64 {
+        self.sleeps.load(Relaxed) as u64
+    }
+
+    /// Times a waiter set `FLAG_HANDOFF`.
+    #[cfg(test)]
+    fn handoffs(&self) -> u64 {
+        self.handoffs.load(Relaxed) as u64
+    }
+
+    /// Sleeps until a waker marks `parker` woken.
+    fn park(&self, parker: &Parker) {
+        loop {
+            match parker.state.load(Acquire) {
+                PARK_WOKEN => return,
+                PARK_WAITING => {
+                    // Announce the sleep; fails if a waker got there first.
+                    let _ = parker.state.compare_exchange(
+                        PARK_WAITING,
+                        PARK_SLEEPING,
+                        Acquire,
+                        Acquire,
+                    );
+                }
+                _ => {
+                    self.sleeps.fetch_add(1, Relaxed);
+                    futex::wait(&parker.state, PARK_SLEEPING);
+                }
+            }
+        }
+    }
+
+    /// `rwsem_mark_wake`: hands the lock to queued readers or wakes the
+    /// head writer. Called with `wait_lock` held.
+    fn mark_wake(&self, q: &mut VecDeque<Waiter>, wake_type: WakeType, wakes: &mut Wakes) {
+        let Some(first) = q.front_mut() else { return };
+        if first.kind == Kind::Writer {
+            // A writer is woken to retry; until it does, a spinning writer
+            // may still steal the lock, while readers queue behind it.
+            if wake_type == WakeType::Any {
+                wakes.mark(&first.parker);
+            }
+            return;
+        }
+        if self.count.load(Relaxed) & READ_FAIL != 0 {
+            return;
+        }
+        // Grant the first reader before counting the others, so a writer
+        // that stole the lock is noticed early.
+        let mut adjustment: usize = 0;
+        if wake_type != WakeType::ReadOwned {
+            adjustment = READER_BIAS;
+            let old = self.count.fetch_add(READER_BIAS, AcqRel);
+            if old & WRITER_MASK != 0 {
+                // Writers keep getting in: after too long, demand a handoff.
+                if Instant::now() > first.timeout {
+                    if old & FLAG_HANDOFF == 0 {
+                        adjustment = adjustment.wrapping_sub(FLAG_HANDOFF);
+                        self.handoffs.fetch_add(1, Relaxed);
+                    }
+                    first.handoff_set = true;
+                }
+                self.count.fetch_add(adjustment.wrapping_neg(), AcqRel);
+                return;
+            }
+        }
+        // Every queued reader may enter now, whatever its place behind
+        // queued writers; writers keep their order.
+        let mut granted: Vec<Arc<Parker>> = Vec::new();
+        let mut i = 0;
+        while i < q.len() && granted.len() < MAX_READERS_WAKEUP {
+            if q[i].kind == Kind::Writer {
+                i += 1;
+            } else if let Some(w) = q.remove(i) {
+                granted.push(w.parker);
+            }
+        }
+        let mut adjustment = (granted.len() * READER_BIAS).wrapping_sub(adjustment);
+        let old = self.count.load(Relaxed);
+        if q.is_empty() {
+            adjustment = adjustment.wrapping_sub(FLAG_WAITERS);
+        }
+        // A reader got in, so nobody needs to force writers out any more.
+        if old & FLAG_HANDOFF != 0 {
+            adjustment = adjustment.wrapping_sub(FLAG_HANDOFF);
+        }
+        if adjustment != 0 {
+            self.count.fetch_add(adjustment, AcqRel);
+        }
+        for parker in &granted {
+            wakes.mark(parker);
+        }
+    }
+
+    /// `rwsem_cond_wake_waiter`: wake whoever can go now that `count` is
+    /// what it is.
+    fn cond_wake(&self, q: &mut VecDeque<Waiter>, count: usize, wakes: &mut Wakes) {
+        if count & WRITER_MASK != 0 {
+            return;
+        }
+        let wake_type = if count & READER_MASK != 0 {
+            WakeType::Readers
+        } else {
+            WakeType::Any
+        };
+        self.mark_wake(q, wake_type, wakes);
+    }
+
+    /// `rwsem_wake`: after an unlock that saw `FLAG_WAITERS`.
+    #[cold]
+    fn wake(&self) {
+        let mut wakes = Wakes::default();
+        let mut q = self.queue();
+        self.mark_wake(&mut q, WakeType::Any, &mut wakes);
+        drop(q);
+        wakes.wake();
+    }
+
+    /// `rwsem_down_read_slowpath`. `count` is the value after the fast
+    /// path's add: this reader's bias is still in the word.
+    #[cold]
+    fn down_read_slowpath(&self, count: usize) {
+        self.reader_slowpath.fetch_add(1, Relaxed);
+        let rcnt = count >> READER_SHIFT;
+        let mut wakes = Wakes::default();
+
+        // Reader lock stealing, unless the lock is very likely reader-owned
+        // already (then stealing would starve a sleeping writer).
+        let likely_reader_owned = rcnt > 1 && count & WRITER_LOCKED == 0;
+        if !likely_reader_owned && count & (WRITER_LOCKED | FLAG_HANDOFF) == 0 {
+            // The bias added by the fast path is the read lock.
+            if rcnt == 1 && count & FLAG_WAITERS != 0 {
+                // First reader in: let the queued readers in too.
+                let mut q = self.queue();
+                self.mark_wake(&mut q, WakeType::ReadOwned, &mut wakes);
+                drop(q);
+                wakes.wake();
+            }
+            return;
+        }
+
+        let parker = PARKER.with(Arc::clone);
+        let mut q = self.queue();
+        let adjustment = if q.is_empty() {
+            // No one queued and no writer: the bias already held is the lock.
+            if self.count.load(Acquire) & WRITER_MASK == 0 {
+                return;
+            }
+            FLAG_WAITERS.wrapping_sub(READER_BIAS)
+        } else {
+            READER_BIAS.wrapping_neg()
+        };
+        parker.state.store(PARK_WAITING, Relaxed);
+        q.push_back(Waiter {
+            parker: Arc::clone(&parker),
+            kind: Kind::Reader,
+            timeout: Instant::now() + WAIT_TIMEOUT,
+            handoff_set: false,
+        });
+        // Now waiting, no longer actively locking: give the bias back.
+        let count = self
+            .count
+            .fetch_add(adjustment, AcqRel)
+            .wrapping_add(adjustment);
+        self.cond_wake(&mut q, count, &mut wakes);
+        drop(q);
+        wakes.wake();
+
+        // Wait to be given the lock: the waker adds our bias for us.
+        self.park(&parker);
+    }
+
+    /// `rwsem_try_write_lock_unqueued` in a bounded loop: the optimistic
+    /// spin of a writer before it queues.
+    fn optimistic_spin(&self) -> bool {
+        for _ in 0..SPIN_LIMIT {
+            let count = self.count.load(Relaxed);
+            if count & FLAG_HANDOFF != 0 {
+                // Promised to a waiter: spinning cannot win.
+                return false;
+            }
+            if count & LOCK_MASK == 0
+                && self
+                    .count
+                    .compare_exchange(count, count | WRITER_LOCKED, Acquire, Relaxed)
+                    .is_ok()
+            {
+                return true;
+            }
+            core::hint::spin_loop();
+        }
+        false
+    }
+
+    /// `rwsem_try_write_lock`, with `wait_lock` held and `me` queued.
+    fn try_write_lock(&self, q: &mut VecDeque<Waiter>, me: &Arc<Parker>) -> bool {
+        let Some(me_at) = q.iter().position(|w| Arc::ptr_eq(&w.parker, me)) else {
+            unreachable!("a writer in the slow path is queued")
+        };
+        let first_handoff = q[0].handoff_set;
+        let mut count = self.count.load(Relaxed);
+        let new = loop {
+            let has_handoff = count & FLAG_HANDOFF != 0;
+            // Honour the handoff only when the head waiter set it.
+            if has_handoff && first_handoff && me_at != 0 {
+                return false;
+            }
+            let mut new = count;
+            if count & LOCK_MASK != 0 {
+                // Locked: a waiter that waited too long asks for a handoff.
+                if has_handoff || Instant::now() <= q[me_at].timeout {
+                    return false;
+                }
+                new |= FLAG_HANDOFF;
+            } else {
+                new |= WRITER_LOCKED;
+                new &= !FLAG_HANDOFF;
+                if q.len() == 1 {
+                    new &= !FLAG_WAITERS;
+                }
+            }
+            match self.count.compare_exchange(count, new, Acquire, Relaxed) {
+                Ok(_) => break new,
+                Err(now) => count = now,
+            }
+        };
+        if new & FLAG_HANDOFF != 0 {
+            q[0].handoff_set = true;
+            self.handoffs.fetch_add(1, Relaxed);
+            return false;
+        }
+        q.remove(me_at);
+        true
+    }
+
+    /// `rwsem_down_write_slowpath`.
+    #[cold]
+    fn down_write_slowpath(&self) {
+        self.writer_slowpath.fetch_add(1, Relaxed);
+        if self.optimistic_spin() {
+            return;
+        }
+        let parker = PARKER.with(Arc::clone);
+        let mut wakes = Wakes::default();
+        let mut q = self.queue();
+        parker.state.store(PARK_WAITING, Relaxed);
+        q.push_back(Waiter {
+            parker: Arc::clone(&parker),
+            kind: Kind::Writer,
+            timeout: Instant::now() + WAIT_TIMEOUT,
+            handoff_set: false,
+        });
+        if q.len() > 1 {
+            // Not first: readers ahead may be able to go now.
+            self.cond_wake(&mut q, self.count.load(Acquire), &mut wakes);
+            if !wakes.0.is_empty() {
+                drop(q);
+                wakes.wake();
+                q = self.queue();
+            }
+        } else {
+            self.count.fetch_or(FLAG_WAITERS, Relaxed);
+        }
+        loop {
+            // Like set_current_state(): a wake-up from here on is not lost.
+            parker.state.store(PARK_WAITING, Relaxed);
+            if self.try_write_lock(&mut q, &parker) {
+                return;
+            }
+            let handoff_set = q
+                .iter()
+                .any(|w| Arc::ptr_eq(&w.parker, &parker) && w.handoff_set);
+            drop(q);
+            // Holding the handoff, the lock is ours as soon as the owner
+            // leaves: poll for a while before sleeping.
+            let freed = handoff_set
+                && (0..SPIN_LIMIT).any(|_| {
+                    core::hint::spin_loop();
+                    self.count.load(Relaxed) & LOCK_MASK == 0
+                });
+            if !freed {
+                self.park(&parker);
+            }
+            q = self.queue();
+        }
+    }
+}
+
+impl RawRwLock for LinuxRwsem {
+    const NAME: &'static str = "linux_rwsem";
+
+    fn new() -> Self {
+        LinuxRwsem {
+            count: AtomicUsize::new(0),
+            wait_lock: Mutex::new(VecDeque::new()),
+            reader_slowpath: AtomicUsize::new(0),
+            writer_slowpath: AtomicUsize::new(0),
+            sleeps: AtomicUsize::new(0),
+            handoffs: AtomicUsize::new(0),
+        }
+    }
+
+    #[inline]
+    fn read_lock(&self) {
+        let count = self
+            .count
+            .fetch_add(READER_BIAS, Acquire)
+            .wrapping_add(READER_BIAS);
+        if count & READ_FAILED_MASK != 0 {
+            self.down_read_slowpath(count);
+        }
+    }
+
+    #[inline]
+    fn read_unlock(&self) {
+        let count = self
+            .count
+            .fetch_sub(READER_BIAS, Release)
+            .wrapping_sub(READER_BIAS);
+        if count & (LOCK_MASK | FLAG_WAITERS) == FLAG_WAITERS {
+            self.wake();
+        }
+    }
+
+    #[inline]
+    fn write_lock(&self) {
+        if self
+            .count
+            .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
+            .is_err()
+        {
+            self.down_write_slowpath();
+        }
+    }
+
+    #[inline]
+    fn write_unlock(&self) {
+        let count = self.count.fetch_sub(WRITER_LOCKED, Release);
+        if count & FLAG_WAITERS != 0 {
+            self.wake();
+        }
+    }
+
+    fn slowpaths(&self) -> Option<Slowpaths> {
+        Some(Slowpaths {
+            reader: self.reader_slowpath.load(Relaxed) as u64,
+            writer: self.writer_slowpath.load(Relaxed) as u64,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::thread;
+
+    fn wait_until(what: &str, cond: impl Fn() -> bool) {
+        let t0 = Instant::now();
+        while !cond() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "timed out waiting for {what}"
+            );
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn uncontended_paths_are_fast_and_leave_the_word_clean() {
+        let l = LinuxRwsem::new();
+        l.read_lock();
+        l.read_lock();
+        assert_eq!(l.count.load(Relaxed), 2 * READER_BIAS);
+        l.read_unlock();
+        l.read_unlock();
+        l.write_lock();
+        assert_eq!(l.count.load(Relaxed), WRITER_LOCKED);
+        l.write_unlock();
+        assert_eq!(l.count.load(Relaxed), 0);
+        assert_eq!(l.slowpaths(), Some(Slowpaths::default()));
+    }
+
+    #[test]
+    fn a_reader_sleeps_behind_a_writer_and_is_woken() {
+        let l = LinuxRwsem::new();
+        let inside = AtomicBool::new(false);
+        l.write_lock();
+        thread::scope(|s| {
+            s.spawn(|| {
+                l.read_lock();
+                inside.store(true, Relaxed);
+                l.read_unlock();
+            });
+            wait_until("the reader to sleep", || l.sleeps() >= 1);
+            assert!(!inside.load(Relaxed), "a reader got in beside a writer");
+            assert_eq!(l.count.load(Relaxed), WRITER_LOCKED | FLAG_WAITERS);
+            l.write_unlock();
+        });
+        assert!(inside.load(Relaxed));
+        assert_eq!(
+            l.slowpaths(),
+            Some(Slowpaths {
+                reader: 1,
+                writer: 0
+            })
+        );
+        assert_eq!(l.count.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn a_writer_sleeps_behind_readers_and_is_woken() {
+        let l = LinuxRwsem::new();
+        let inside = AtomicBool::new(false);
+        l.read_lock();
+        l.read_lock();
+        thread::scope(|s| {
+            s.spawn(|| {
+                l.write_lock();
+                inside.store(true, Relaxed);
+                l.write_unlock();
+            });
+            wait_until("the writer to sleep", || l.sleeps() >= 1);
+            assert!(!inside.load(Relaxed));
+            l.read_unlock();
+            thread::sleep(Duration::from_millis(5));
+            assert!(!inside.load(Relaxed), "a writer got in beside a reader");
+            l.read_unlock();
+        });
+        assert!(inside.load(Relaxed));
+        assert_eq!(
+            l.slowpaths(),
+            Some(Slowpaths {
+                reader: 0,
+                writer: 1
+            })
+        );
+        assert_eq!(l.count.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn queued_readers_are_granted_together() {
+        let l = LinuxRwsem::new();
+        let inside = AtomicUsize::new(0);
+        let release = AtomicBool::new(false);
+        l.write_lock();
+        thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    l.read_lock();
+                    inside.fetch_add(1, Relaxed);
+                    while !release.load(Relaxed) {
+                        thread::yield_now();
+                    }
+                    l.read_unlock();
+                });
+            }
+            wait_until("three readers to queue", || l.queue().len() == 3);
+            l.write_unlock();
+            // All three hold the read lock at the same time.
+            wait_until("three readers inside", || inside.load(Relaxed) == 3);
+            release.store(true, Relaxed);
+        });
+        assert_eq!(l.count.load(Relaxed), 0);
+    }
+
+    /// Runs `hogs` threads taking one side of the lock back to back, then
+    /// times how long one acquisition of the other side takes.
+    fn latency_against(hog_writes: bool) -> (Duration, u64) {
+        let l = LinuxRwsem::new();
+        let stop = AtomicBool::new(false);
+        let hog_ops = AtomicUsize::new(0);
+        let waited = thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    while !stop.load(Relaxed) {
+                        if hog_writes {
+                            l.write_lock();
+                            harness::work::work(200);
+                            l.write_unlock();
+                        } else {
+                            l.read_lock();
+                            // Long enough that the three readers overlap and
+                            // the lock is never free.
+                            harness::work::work(2000);
+                            l.read_unlock();
+                        }
+                        hog_ops.fetch_add(1, Relaxed);
+                    }
+                });
+            }
+            wait_until("the hogs to run", || hog_ops.load(Relaxed) > 100);
+            let t0 = Instant::now();
+            if hog_writes {
+                l.read_lock();
+                l.read_unlock();
+            } else {
+                l.write_lock();
+                l.write_unlock();
+            }
+            let waited = t0.elapsed();
+            stop.store(true, Relaxed);
+            waited
+        });
+        assert_eq!(l.count.load(Relaxed), 0);
+        (waited, l.handoffs())
+    }
+
+    #[test]
+    fn a_writer_is_not_starved_by_continuous_readers() {
+        let (waited, _) = latency_against(false);
+        assert!(waited < Duration::from_secs(2), "writer waited {waited:?}");
+    }
+
+    #[test]
+    fn a_reader_is_not_starved_by_continuous_writers() {
+        let (waited, _) = latency_against(true);
+        assert!(waited < Duration::from_secs(2), "reader waited {waited:?}");
+    }
+
+    #[test]
+    fn a_queued_writer_goes_before_later_readers() {
+        let l = LinuxRwsem::new();
+        let order = Mutex::new(Vec::new());
+        l.read_lock();
+        thread::scope(|s| {
+            s.spawn(|| {
+                l.write_lock();
+                order.lock().unwrap().push("writer");
+                l.write_unlock();
+            });
+            wait_until("the writer to queue", || l.queue().len() == 1);
+            // The lock is read-held, yet a new reader queues behind the
+            // writer instead of joining the readers.
+            s.spawn(|| {
+                l.read_lock();
+                order.lock().unwrap().push("reader");
+                l.read_unlock();
+            });
+            wait_until("the reader to queue", || l.queue().len() == 2);
+            l.read_unlock();
+        });
+        assert_eq!(*order.lock().unwrap(), ["writer", "reader"]);
+        assert_eq!(l.count.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn a_timed_out_head_writer_sets_handoff_which_stops_stealing() {
+        let l = LinuxRwsem::new();
+        let me = PARKER.with(Arc::clone);
+        l.read_lock();
+        let mut q = l.queue();
+        q.push_back(Waiter {
+            parker: Arc::clone(&me),
+            kind: Kind::Writer,
+            timeout: Instant::now(),
+            handoff_set: false,
+        });
+        l.count.fetch_or(FLAG_WAITERS, Relaxed);
+        thread::sleep(Duration::from_millis(2));
+        // Still read-held: the timed-out head writer asks for the handoff.
+        assert!(!l.try_write_lock(&mut q, &me));
+        assert!(q[0].handoff_set);
+        assert_eq!(
+            l.count.load(Relaxed),
+            READER_BIAS | FLAG_WAITERS | FLAG_HANDOFF
+        );
+        assert_eq!(l.handoffs(), 1);
+        drop(q);
+        let reader_in = AtomicBool::new(false);
+        thread::scope(|s| {
+            s.spawn(|| {
+                l.read_lock();
+                reader_in.store(true, Relaxed);
+                l.read_unlock();
+            });
+            wait_until("the reader to queue", || l.queue().len() == 2);
+            // The last reader leaving wakes the head writer...
+            l.read_unlock();
+            assert_eq!(me.state.load(Relaxed), PARK_WOKEN);
+            // ...and nobody else can take the free lock from it.
+            assert!(!l.optimistic_spin());
+            assert!(!reader_in.load(Relaxed));
+            let mut q = l.queue();
+            assert!(l.try_write_lock(&mut q, &me));
+            drop(q);
+            assert_eq!(l.count.load(Relaxed), WRITER_LOCKED | FLAG_WAITERS);
+            l.write_unlock();
+        });
+        assert!(reader_in.load(Relaxed));
+        assert_eq!(l.count.load(Relaxed), 0);
+    }
+}

@@ -1,0 +1,56 @@
+//! The reader-writer locks under test, behind one raw interface.
+//!
+//! The benchmark needs lock and unlock as separate calls (the critical
+//! section is the benchmark's, not the lock's), so the interface is the raw
+//! one of `lock_api` rather than guards. Each implementation lives in its own
+//! file and says there why it is shaped the way it is.
+
+pub mod fair_rwspin;
+pub mod futex;
+pub mod linux_rwsem;
+pub mod std_rwlock;
+
+pub use fair_rwspin::FairRwSpin;
+pub use linux_rwsem::LinuxRwsem;
+pub use std_rwlock::StdRwLock;
+
+/// How often each side left its fast path since the lock was created.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Slowpaths {
+    pub reader: u64,
+    pub writer: u64,
+}
+
+/// A reader-writer lock driven by explicit lock and unlock calls.
+///
+/// Unlocking a lock the calling thread does not hold in that mode is a logic
+/// error: it may panic or corrupt the lock's state, but it is never undefined
+/// behaviour (every implementation here is memory-safe under misuse).
+pub trait RawRwLock: Sync {
+    /// The name `--lock` selects and the records carry.
+    const NAME: &'static str;
+
+    fn new() -> Self;
+    fn read_lock(&self);
+    fn read_unlock(&self);
+    fn write_lock(&self);
+    fn write_unlock(&self);
+
+    /// Slow-path entries per side, or `None` when the lock has no slow path
+    /// it can see (std's `RwLock` keeps its own internals).
+    fn slowpaths(&self) -> Option<Slowpaths>;
+}
+
+/// Spin-wait step shared by the spinning locks: a CPU relax hint, and after
+/// a while a yield, so that a waiter does not burn a whole time slice while
+/// the holder is preempted (more threads than CPUs, or a busy emulator host).
+#[inline]
+pub(crate) fn relax(spins: &mut u32) {
+    const YIELD_AFTER: u32 = 1 << 10;
+    if *spins < YIELD_AFTER {
+        *spins += 1;
+        core::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
