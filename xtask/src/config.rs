@@ -153,13 +153,10 @@ fn validate(config: &Config, text: &str) -> Result<(), Exit2> {
     }
     for (i, t) in config.targets.iter().enumerate() {
         for other in &config.targets[..i] {
-            if other.name == t.name || other.triple == t.triple {
+            if other.name == t.name {
                 return Err(err(
                     i,
-                    format!(
-                        "duplicates target '{}' (names and triples must be unique)",
-                        other.name
-                    ),
+                    format!("duplicates target '{}' (names must be unique)", other.name),
                 ));
             }
         }

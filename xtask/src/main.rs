@@ -18,6 +18,7 @@ mod results;
 mod runner;
 mod seed_tables;
 mod select;
+mod ssh;
 mod table;
 mod test_cmd;
 mod toolchain;
@@ -161,7 +162,11 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                 error::exit2!("some targets are not ready: see above")
             }
         }
-        Command::Report { run, results, tables } => {
+        Command::Report {
+            run,
+            results,
+            tables,
+        } => {
             let dir = match run {
                 Some(dir) => resolve(&root, &dir),
                 None => results::newest(&resolve(&root, &results))?,

@@ -118,11 +118,17 @@ pub fn run(
         let mut job = None;
         if let Some(why) = &s.skip {
             result.status = Status::NotRun(why.clone());
-        } else if t.runner == RunnerKind::Ssh {
-            result.status =
-                Status::NotRun("no runner: the ssh runner is not implemented yet".into());
+        } else if t.runner == RunnerKind::Ssh && crate::ssh::key_for(t).is_none() {
+            result.status = Status::NotRun(format!(
+                "no runner: set LOCKMATRIX_SSH_KEY (or LOCKMATRIX_SSH_KEY_{}) to the private key for {}",
+                t.name.to_uppercase().replace('-', "_"),
+                t.ssh.as_ref().map_or("?".into(), |h| format!("{}@{}:{}", h.user, h.host, h.port))
+            ));
         } else if let Some(missing) = ready.missing() {
             result.status = Status::Failed(format!("set-up: {missing}"));
+        } else if let Some(same) = jobs.iter().position(|j| j.target.triple == t.triple) {
+            // Two hosts of one architecture run the same binaries.
+            job = Some(same);
         } else {
             job = Some(jobs.len());
             jobs.push(Job {
@@ -152,28 +158,50 @@ pub fn run(
             }
         };
         let t = &s.target;
-        let timeout = opts.timeout_secs.unwrap_or(config.timeout_secs(t));
+        let timeout = Duration::from_secs(opts.timeout_secs.unwrap_or(config.timeout_secs(t)));
         let out_dir = dir.join(&t.name);
         std::fs::create_dir_all(&out_dir)?;
+        let remote = match (&t.ssh, crate::ssh::key_for(t)) {
+            (Some(host), Some(key)) if t.runner == RunnerKind::Ssh => {
+                match crate::ssh::Remote::open(host, &key) {
+                    Ok(r) => Some(r),
+                    Err(why) => {
+                        progress.finish(&t.name, &format!("failed: {why}"));
+                        result.status = Status::Failed(why);
+                        continue;
+                    }
+                }
+            }
+            _ => None,
+        };
         let mut failures: Vec<String> = Vec::new();
         let mut run_secs = 0.0;
         for suite in &names {
             let item = format!("{}/{suite}", t.name);
             progress.start(&item);
-            let inv = runner::invocation(t, &binaries[*suite], &args);
-            let outcome = match runner::execute(&inv, &out_dir, Duration::from_secs(timeout)) {
-                Ok(o) => o,
-                Err(e) => runner::Outcome {
-                    exit: runner::Exit::Code(-1),
-                    stdout: String::new(),
-                    stderr: format!("cannot start {}: {e}", inv.program),
-                    secs: 0.0,
-                },
+            let ran = match &remote {
+                Some(r) => r
+                    .copy(&binaries[*suite], suite)
+                    .and_then(|()| r.run(suite, &args, timeout)),
+                None => {
+                    let inv = runner::invocation(t, &binaries[*suite], &args);
+                    runner::execute(&inv, &out_dir, timeout)
+                        .map(|o| (o, inv.shell()))
+                        .map_err(|e| format!("cannot start {}: {e}", inv.program))
+                }
+            };
+            let (outcome, command) = match ran {
+                Ok(r) => r,
+                Err(why) => {
+                    progress.finish(&item, &format!("failed: {why}"));
+                    failures.push(format!("{suite}: {why}"));
+                    continue;
+                }
             };
             std::fs::write(out_dir.join(format!("{suite}.jsonl")), &outcome.stdout)?;
             std::fs::write(out_dir.join(format!("{suite}.stderr")), &outcome.stderr)?;
             let parsed = protocol::parse(&outcome.stdout);
-            let status = results::judge(&outcome, &parsed, timeout);
+            let status = results::judge(&outcome, &parsed, timeout.as_secs());
             progress.finish(
                 &item,
                 &format!("{} in {:.1}s", status.label(), outcome.secs),
@@ -182,13 +210,9 @@ pub fn run(
                 failures.push(format!("{suite}: {why}"));
             }
             run_secs += outcome.secs;
-            result.suites.push(results::suite_run(
-                suite,
-                inv.shell(),
-                &outcome,
-                parsed,
-                status,
-            ));
+            result
+                .suites
+                .push(results::suite_run(suite, command, &outcome, parsed, status));
         }
         result.run_secs = Some(run_secs);
         if !failures.is_empty() {

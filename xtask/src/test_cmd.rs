@@ -1,6 +1,6 @@
 //! `cargo xtask test`: the README's test command and what CI runs. It
 //! installs what the integration tests need (cross compilers, qemu-user,
-//! the build-std toolchain), then runs the format check, clippy and every
+//! the build-std toolchain, OpenSSH), then runs the format check, clippy and every
 //! test of the workspace.
 
 use crate::{config, packages, toolchain};
@@ -16,6 +16,8 @@ pub fn run(root: &Path) -> Result<bool> {
         .flat_map(|t| t.packages.clone())
         .collect();
     wanted.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
+    // The ssh runner's test starts a real sshd on 127.0.0.1.
+    wanted.extend(["openssh-server", "openssh-client"].map(String::from));
     packages::ensure(&wanted)?;
 
     let sh = Shell::new()?;
