@@ -1,1 +1,180 @@
-fn main(){}
+//! The spinlock suite: seed 001 (qspinlock vs ticket lock: cost of
+//! lock+unlock by thread count) and seed 003 (the paravirt spinlock stress
+//! driver's S1 and S2 scenarios), over every lock in `locks/`.
+//!
+//! Benchmarks (case `{lock, threads}` for all):
+//! - `lock_unlock`: every thread locks and unlocks for a fixed duration,
+//!   timing batches of acquisitions. Metrics per round: `ticks_per_acquire`
+//!   (timer unit, lower), `acquisitions_min`, `acquisitions_avg`,
+//!   `acquisitions_max` (ops, higher), `fairness_cv` (ratio, lower).
+//!   Thread counts: seed 001's ladder up to the CPU count.
+//! - `stress_s1`: each thread does `loop_count` lock(); counter += 1;
+//!   unlock(). Metric per round (a "run" of seed 003): `total_ticks`.
+//! - `stress_s2`: each thread does `loop_count` do_somework(); lock();
+//!   variable work; unlock(). Metric: `total_ticks`.
+//!   Both stress benchmarks use the largest thread count.
+//!
+//! Checks for every cell, over all its rounds: `mutual_exclusion` and
+//! `counter_total` (see `check.rs`).
+
+mod check;
+mod locks;
+mod workload;
+
+use check::CellChecks;
+use harness::json::{obj, J};
+use harness::out::Better;
+use harness::{timer, Args, Out};
+use locks::{LockVisitor, RawLock};
+use std::process::ExitCode;
+use std::time::Duration;
+use workload::Scenario;
+
+const BENCHES: &[&str] = &["lock_unlock", "stress_s1", "stress_s2"];
+
+/// Quick and full values of the knobs (`--rounds`, `--duration-ms` and
+/// `--iters` override them).
+const LOCK_UNLOCK_ROUNDS: (usize, usize) = (3, 10);
+const LOCK_UNLOCK_MS: (u64, u64) = (60, 1000);
+const STRESS_ROUNDS: (usize, usize) = (3, 10);
+/// Seed 003's loop_count is 4,000,000; quick keeps one emulated run short.
+const S1_LOOPS: (u64, u64) = (50_000, 4_000_000);
+const S2_LOOPS: (u64, u64) = (10_000, 4_000_000);
+
+fn variants() -> J {
+    obj([
+        ("locks", locks::NAMES.to_vec().into()),
+        ("broken_lock_built", cfg!(feature = "broken-lock").into()),
+        ("lock_unlock_batch", workload::BATCH.into()),
+        ("spin_yield_threshold", locks::SPIN_THRESHOLD.into()),
+        (
+            "ttas_backoff",
+            format!(
+                "{}..{} relax",
+                locks::ttas::MIN_BACKOFF,
+                locks::ttas::MAX_BACKOFF
+            )
+            .into(),
+        ),
+        (
+            "qspinlock_word_ops",
+            "32-bit RMW (no byte/halfword stores)".into(),
+        ),
+        ("qspinlock_tail_slots", locks::qspinlock::MAX_THREADS.into()),
+        ("s2_outside_units", workload::S2_OUTSIDE_UNITS.into()),
+        ("s2_inside_max_units", workload::S2_INSIDE_MAX_UNITS.into()),
+    ])
+}
+
+fn case(lock: &str, threads: usize) -> J {
+    obj([("lock", lock.into()), ("threads", threads.into())])
+}
+
+fn emit_checks(out: &Out, bench: &str, case: &J, checks: &CellChecks) {
+    let (ok, details) = checks.mutual_exclusion();
+    out.check(bench, case, "mutual_exclusion", ok, details);
+    let (ok, details) = checks.counter_total();
+    out.check(bench, case, "counter_total", ok, details);
+}
+
+struct LockUnlock<'a> {
+    out: &'a Out,
+    args: &'a Args,
+}
+
+impl LockVisitor for LockUnlock<'_> {
+    type Output = ();
+
+    fn visit<L: RawLock>(self) {
+        let (out, args) = (self.out, self.args);
+        let bench = "lock_unlock";
+        let rounds = args.rounds(LOCK_UNLOCK_ROUNDS.0, LOCK_UNLOCK_ROUNDS.1);
+        let duration = Duration::from_millis(args.duration_ms(LOCK_UNLOCK_MS.0, LOCK_UNLOCK_MS.1));
+        for threads in args.thread_counts() {
+            let case = case(L::NAME, threads);
+            let mut checks = CellChecks::default();
+            for round in 0..rounds {
+                let run = workload::lock_unlock::<L>(threads, duration);
+                let (min, avg, max, cv) = run.fairness();
+                let sample = |metric, unit, better, value| {
+                    out.sample(bench, &case, metric, unit, better, round, value)
+                };
+                sample(
+                    "ticks_per_acquire",
+                    timer::UNIT,
+                    Better::Lower,
+                    run.ticks_per_acquire(),
+                );
+                sample("acquisitions_min", "ops", Better::Higher, min as f64);
+                sample("acquisitions_avg", "ops", Better::Higher, avg);
+                sample("acquisitions_max", "ops", Better::Higher, max as f64);
+                sample("fairness_cv", "ratio", Better::Lower, cv);
+                checks.add(round, &run.verdict);
+            }
+            emit_checks(out, bench, &case, &checks);
+        }
+    }
+}
+
+struct Stress<'a> {
+    out: &'a Out,
+    args: &'a Args,
+    bench: &'static str,
+}
+
+impl LockVisitor for Stress<'_> {
+    type Output = ();
+
+    fn visit<L: RawLock>(self) {
+        let (out, args) = (self.out, self.args);
+        let (scenario, loops) = match self.bench {
+            "stress_s1" => (Scenario::S1, S1_LOOPS),
+            _ => (Scenario::S2 { seed: args.seed }, S2_LOOPS),
+        };
+        let loops = args.iters(loops.0, loops.1);
+        let rounds = args.rounds(STRESS_ROUNDS.0, STRESS_ROUNDS.1);
+        let threads = args.thread_counts().into_iter().max().unwrap_or(1);
+        let case = case(L::NAME, threads);
+        let mut checks = CellChecks::default();
+        for round in 0..rounds {
+            let run = workload::stress::<L>(threads, loops, scenario);
+            out.sample(
+                self.bench,
+                &case,
+                "total_ticks",
+                timer::UNIT,
+                Better::Lower,
+                round,
+                run.total_ticks as f64,
+            );
+            checks.add(round, &run.verdict);
+        }
+        emit_checks(out, self.bench, &case, &checks);
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::from_env(BENCHES);
+    if args.list {
+        BENCHES.iter().for_each(|b| println!("{b}"));
+        return ExitCode::SUCCESS;
+    }
+    args.check_locks(locks::NAMES);
+    let out = Out::new("spinlock");
+    out.env(&args, variants());
+    let selected = || locks::NAMES.iter().filter(|l| args.wants_lock(l));
+    for &bench in BENCHES.iter().filter(|b| args.wants(b)) {
+        for name in selected() {
+            let (out, args) = (&out, &args);
+            let done = match bench {
+                "lock_unlock" => locks::visit(name, LockUnlock { out, args }),
+                _ => locks::visit(name, Stress { out, args, bench }),
+            };
+            debug_assert!(done.is_some(), "lock {name} in NAMES but not in visit");
+        }
+    }
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests;

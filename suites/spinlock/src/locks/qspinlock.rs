@@ -1,0 +1,443 @@
+//! Linux's queued spinlock (kernel/locking/qspinlock.c), in user space.
+//!
+//! The whole lock is one 32-bit word, as small as a ticket lock, yet waiters
+//! queue MCS-style, each spinning on its own node. The word holds
+//!
+//! ```text
+//!  31          18 17 16 15       8 7        0
+//! +--------------+-----+----------+----------+
+//! | tail cpu + 1 | idx | pending  |  locked  |
+//! +--------------+-----+----------+----------+
+//! ```
+//!
+//! Uncontended, lock is one compare-exchange 0 -> locked. The second
+//! contender does not queue: it sets `pending` and spins on the word itself
+//! until the owner leaves, then turns pending into locked. Only the third
+//! contender pays for the MCS queue (a per-thread node, published as the
+//! `tail` code = thread slot + 1 and nesting index), and only the queue head
+//! spins on the lock word. That pending bit is the two-contender
+//! optimization seed 001 measures: queueing costs extra cache misses that a
+//! ticket lock does not pay with two threads.
+//!
+//! What this port trades: Linux updates `locked` with a byte store and
+//! `tail` with a 16-bit exchange; Rust's memory model has no mixed-size
+//! atomics, so every update here is a 32-bit RMW on the whole word — what
+//! Linux itself does when `_Q_PENDING_BITS == 1` (`NR_CPUS >= 16K`).
+//! In particular unlock is a `fetch_sub` rather than a plain store.
+//! CPUs become threads: a thread claims one of [`MAX_THREADS`] node slots
+//! the first time it queues and frees it when it exits.
+
+use super::{RawLock, Spin};
+use std::cell::Cell;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering::*};
+
+pub const LOCKED_OFFSET: u32 = 0;
+pub const LOCKED_BITS: u32 = 8;
+pub const LOCKED_MASK: u32 = ((1 << LOCKED_BITS) - 1) << LOCKED_OFFSET;
+pub const LOCKED_VAL: u32 = 1 << LOCKED_OFFSET;
+
+pub const PENDING_OFFSET: u32 = LOCKED_OFFSET + LOCKED_BITS;
+pub const PENDING_BITS: u32 = 8;
+pub const PENDING_MASK: u32 = ((1 << PENDING_BITS) - 1) << PENDING_OFFSET;
+pub const PENDING_VAL: u32 = 1 << PENDING_OFFSET;
+
+pub const TAIL_IDX_OFFSET: u32 = PENDING_OFFSET + PENDING_BITS;
+pub const TAIL_IDX_BITS: u32 = 2;
+pub const TAIL_IDX_MASK: u32 = ((1 << TAIL_IDX_BITS) - 1) << TAIL_IDX_OFFSET;
+
+pub const TAIL_CPU_OFFSET: u32 = TAIL_IDX_OFFSET + TAIL_IDX_BITS;
+pub const TAIL_CPU_BITS: u32 = 32 - TAIL_CPU_OFFSET;
+pub const TAIL_CPU_MASK: u32 = ((1 << TAIL_CPU_BITS) - 1) << TAIL_CPU_OFFSET;
+
+pub const TAIL_MASK: u32 = TAIL_CPU_MASK | TAIL_IDX_MASK;
+pub const LOCKED_PENDING_MASK: u32 = LOCKED_MASK | PENDING_MASK;
+
+/// Nodes per thread: nesting depth (Linux: task, softirq, hardirq, NMI).
+pub const MAX_NODES: usize = 1 << TAIL_IDX_BITS;
+/// Extra spins waiting for a pending -> locked hand-over before queueing.
+pub const PENDING_LOOPS: u32 = 1;
+/// Threads that can be queued at once; the encoding allows 2^14 - 1. A
+/// thread that finds no free slot waits by trylock instead of queueing.
+pub const MAX_THREADS: usize = 1024;
+const _: () = assert!(MAX_THREADS < 1 << TAIL_CPU_BITS && MAX_THREADS.is_multiple_of(32));
+
+/// The tail code of node `idx` of thread slot `cpu`; never 0.
+pub const fn encode_tail(cpu: u32, idx: u32) -> u32 {
+    ((cpu + 1) << TAIL_CPU_OFFSET) | (idx << TAIL_IDX_OFFSET)
+}
+
+/// `(cpu, idx)` of a non-zero tail code (other bits of the word ignored).
+pub const fn decode_tail(val: u32) -> (u32, u32) {
+    (
+        ((val & TAIL_CPU_MASK) >> TAIL_CPU_OFFSET) - 1,
+        (val & TAIL_IDX_MASK) >> TAIL_IDX_OFFSET,
+    )
+}
+
+/// An MCS node of the wait queue.
+struct QNode {
+    next: AtomicPtr<QNode>,
+    locked: AtomicU32,
+}
+
+/// One thread's nodes, a cache line of their own (Linux's per-CPU qnodes).
+#[repr(align(64))]
+struct Slot {
+    nodes: [QNode; MAX_NODES],
+}
+
+static SLOTS: [Slot; MAX_THREADS] = [const {
+    Slot {
+        nodes: [const {
+            QNode {
+                next: AtomicPtr::new(ptr::null_mut()),
+                locked: AtomicU32::new(0),
+            }
+        }; MAX_NODES],
+    }
+}; MAX_THREADS];
+
+/// One bit per slot: claimed by a live thread.
+static SLOT_USED: [AtomicU32; MAX_THREADS / 32] = [const { AtomicU32::new(0) }; MAX_THREADS / 32];
+
+/// This thread's slot ("CPU number") and nesting count.
+struct ThisCpu {
+    cpu: Option<u32>,
+    count: Cell<u32>,
+}
+
+impl ThisCpu {
+    fn claim() -> ThisCpu {
+        for (word, used) in SLOT_USED.iter().enumerate() {
+            let mut bits = used.load(Relaxed);
+            while bits != u32::MAX {
+                let bit = bits.trailing_ones();
+                bits = used.fetch_or(1 << bit, Relaxed);
+                if bits & 1 << bit == 0 {
+                    return ThisCpu {
+                        cpu: Some(word as u32 * 32 + bit),
+                        count: Cell::new(0),
+                    };
+                }
+            }
+        }
+        ThisCpu {
+            cpu: None,
+            count: Cell::new(0),
+        }
+    }
+}
+
+impl Drop for ThisCpu {
+    fn drop(&mut self) {
+        // A thread exits only outside lock(), when no queue refers to its
+        // nodes any more (see `release` in `queue`).
+        if let Some(cpu) = self.cpu {
+            SLOT_USED[cpu as usize / 32].fetch_and(!(1 << (cpu % 32)), Relaxed);
+        }
+    }
+}
+
+thread_local! {
+    static THIS_CPU: ThisCpu = ThisCpu::claim();
+}
+
+fn node(cpu: u32, idx: u32) -> &'static QNode {
+    &SLOTS[cpu as usize].nodes[idx as usize]
+}
+
+/// How many times each path was taken, for tests.
+#[cfg(test)]
+pub mod events {
+    use std::sync::atomic::AtomicUsize;
+    pub static PENDING: AtomicUsize = AtomicUsize::new(0);
+    pub static QUEUED: AtomicUsize = AtomicUsize::new(0);
+}
+
+macro_rules! lockevent {
+    ($name:ident) => {
+        #[cfg(test)]
+        events::$name.fetch_add(1, Relaxed);
+    };
+}
+
+pub struct QSpinLock {
+    val: AtomicU32,
+}
+
+impl QSpinLock {
+    /// The current word.
+    #[cfg(test)]
+    pub fn value(&self) -> u32 {
+        self.val.load(Relaxed)
+    }
+
+    #[inline]
+    pub fn trylock(&self) -> bool {
+        self.val.load(Relaxed) == 0
+            && self
+                .val
+                .compare_exchange(0, LOCKED_VAL, Acquire, Relaxed)
+                .is_ok()
+    }
+
+    /// `queued_spin_lock_slowpath()`: `val` is the word the fast path saw.
+    #[cold]
+    #[inline(never)]
+    fn lock_slowpath(&self, mut val: u32) {
+        // Wait for an in-progress pending -> locked hand-over, a bounded
+        // number of spins so that we guarantee forward progress.
+        // 0,1,0 -> 0,0,1
+        if val == PENDING_VAL {
+            let mut cnt = PENDING_LOOPS;
+            loop {
+                val = self.val.load(Relaxed);
+                if val != PENDING_VAL || cnt == 0 {
+                    break;
+                }
+                cnt -= 1;
+                core::hint::spin_loop();
+            }
+        }
+
+        // If we observe any contention (pending or a queue), queue.
+        if val & !LOCKED_MASK != 0 {
+            return self.queue();
+        }
+
+        // Trylock or set pending: 0,0,* -> 0,1,* -> 0,0,1 pending,
+        // trylock.
+        val = self.val.fetch_or(PENDING_VAL, Acquire);
+
+        // A concurrent locker got there first: undo pending if we set it,
+        // and queue. Our pending bit may have made the head's n,0,0 -> 0,0,1
+        // transition fail; it then waits for its `next`, which will be us or
+        // someone later.
+        if val & !LOCKED_MASK != 0 {
+            if val & PENDING_MASK == 0 {
+                self.val.fetch_and(!PENDING_MASK, Relaxed);
+            }
+            return self.queue();
+        }
+
+        // We are pending: wait for the owner to go away. 0,1,1 -> *,1,0.
+        // The load-acquire pairs with the owner's releasing unlock.
+        if val & LOCKED_MASK != 0 {
+            let mut spin = Spin::new();
+            while self.val.load(Acquire) & LOCKED_MASK != 0 {
+                spin.relax();
+            }
+        }
+
+        // Take ownership and clear pending: *,1,0 -> *,0,1.
+        self.val
+            .fetch_add(LOCKED_VAL.wrapping_sub(PENDING_VAL), Relaxed);
+        lockevent!(PENDING);
+    }
+
+    /// The MCS queue part of the slow path.
+    fn queue(&self) {
+        let queued = THIS_CPU.try_with(|this| match this.cpu {
+            Some(cpu) => {
+                let idx = this.count.get();
+                this.count.set(idx + 1);
+                if idx as usize >= MAX_NODES {
+                    // Nested deeper than there are nodes (Linux: an NMI
+                    // inside an NMI): fall back to spinning on trylock.
+                    self.spin_trylock();
+                } else {
+                    self.queue_on(cpu, idx);
+                }
+                // release: the node is ours again.
+                this.count.set(idx);
+                true
+            }
+            None => false,
+        });
+        if queued != Ok(true) {
+            // No slot left (more than MAX_THREADS threads queueing), or the
+            // thread is exiting: wait without a node.
+            self.spin_trylock();
+        }
+    }
+
+    fn spin_trylock(&self) {
+        let mut spin = Spin::new();
+        while !self.trylock() {
+            spin.relax();
+        }
+    }
+
+    fn queue_on(&self, cpu: u32, idx: u32) {
+        let node = node(cpu, idx);
+        let tail = encode_tail(cpu, idx);
+        node.locked.store(0, Relaxed);
+        node.next.store(ptr::null_mut(), Relaxed);
+
+        // We touched a possibly cold node line; try once more in case the
+        // lock was freed meanwhile.
+        if self.trylock() {
+            return;
+        }
+        lockevent!(QUEUED);
+
+        // Publish the updated tail (p,*,* -> n,*,*). Release orders the
+        // node's initialisation before it; Acquire orders the predecessor's
+        // initialisation before our write to its `next`.
+        let old = self.xchg_tail(tail);
+        let mut next: *mut QNode = ptr::null_mut();
+
+        // If there was a previous node, link it and wait until we reach the
+        // head of the queue.
+        if old & TAIL_MASK != 0 {
+            let (pcpu, pidx) = decode_tail(old);
+            let prev = self::node(pcpu, pidx);
+            prev.next.store(node as *const QNode as *mut QNode, Release);
+            let mut spin = Spin::new();
+            while node.locked.load(Acquire) == 0 {
+                spin.relax();
+            }
+            // A successor may have linked in while we waited. Acquire makes
+            // its node initialisation visible before we write its flag.
+            next = node.next.load(Acquire);
+        }
+
+        // We are the head: wait for the owner and the pending waiter to go
+        // away (*,x,y -> *,0,0). The load-acquire pairs with the releasing
+        // unlock, since claiming the lock below is not an acquire.
+        let mut spin = Spin::new();
+        let val = loop {
+            let val = self.val.load(Acquire);
+            if val & LOCKED_PENDING_MASK == 0 {
+                break val;
+            }
+            spin.relax();
+        };
+
+        // Claim the lock. If we are the only one queued (the tail is ours,
+        // nobody pending), clear the tail too: n,0,0 -> 0,0,1. Otherwise
+        // just set locked: *,*,0 -> *,*,1. A concurrent pending setter makes
+        // the first fail and will itself see the tail and queue behind us.
+        if val & TAIL_MASK == tail
+            && self
+                .val
+                .compare_exchange(val, LOCKED_VAL, Acquire, Relaxed)
+                .is_ok()
+        {
+            return;
+        }
+        self.val.fetch_or(LOCKED_VAL, Relaxed);
+
+        // Contended: wait for our successor to link in, then make it head.
+        if next.is_null() {
+            loop {
+                next = node.next.load(Acquire);
+                if !next.is_null() {
+                    break;
+                }
+                spin.relax();
+            }
+        }
+        // SAFETY: the successor's node is a static slot node; it spins on
+        // this flag until we set it.
+        unsafe { (*next).locked.store(1, Release) };
+    }
+
+    /// Swaps the tail code, keeping locked and pending; returns the old word.
+    fn xchg_tail(&self, tail: u32) -> u32 {
+        let mut old = self.val.load(Relaxed);
+        loop {
+            let new = (old & LOCKED_PENDING_MASK) | tail;
+            match self.val.compare_exchange_weak(old, new, AcqRel, Relaxed) {
+                Ok(_) => return old,
+                Err(now) => old = now,
+            }
+        }
+    }
+}
+
+impl RawLock for QSpinLock {
+    const NAME: &'static str = "qspinlock";
+
+    fn new() -> QSpinLock {
+        QSpinLock {
+            val: AtomicU32::new(0),
+        }
+    }
+
+    #[inline]
+    fn lock(&self) {
+        if let Err(val) = self.val.compare_exchange(0, LOCKED_VAL, Acquire, Relaxed) {
+            self.lock_slowpath(val);
+        }
+    }
+
+    #[inline]
+    fn unlock(&self) {
+        self.val.fetch_sub(LOCKED_VAL, Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_do_not_overlap_and_fill_the_word() {
+        let fields = [LOCKED_MASK, PENDING_MASK, TAIL_IDX_MASK, TAIL_CPU_MASK];
+        let mut seen = 0u32;
+        for f in fields {
+            assert_eq!(seen & f, 0, "{f:#x} overlaps");
+            seen |= f;
+        }
+        assert_eq!(seen, u32::MAX);
+        assert_eq!(TAIL_CPU_OFFSET, 18);
+    }
+
+    #[test]
+    fn tail_encoding_round_trips() {
+        for cpu in [0, 1, 2, 31, 1023, (1 << TAIL_CPU_BITS) - 2] {
+            for idx in 0..MAX_NODES as u32 {
+                let tail = encode_tail(cpu, idx);
+                assert_ne!(tail, 0);
+                assert_eq!(tail & !TAIL_MASK, 0);
+                assert_eq!(decode_tail(tail), (cpu, idx));
+                // Locked and pending bits do not disturb decoding.
+                assert_eq!(decode_tail(tail | LOCKED_PENDING_MASK), (cpu, idx));
+            }
+        }
+    }
+
+    #[test]
+    fn uncontended_lock_is_one_bit() {
+        let l = QSpinLock::new();
+        l.lock();
+        assert_eq!(l.value(), LOCKED_VAL);
+        assert!(!l.trylock());
+        l.unlock();
+        assert_eq!(l.value(), 0);
+        assert!(l.trylock());
+        l.unlock();
+    }
+
+    #[test]
+    fn live_threads_get_distinct_slots() {
+        let barrier = std::sync::Barrier::new(2);
+        let cpus: Vec<Option<u32>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        let cpu = THIS_CPU.with(|c| c.cpu);
+                        barrier.wait();
+                        cpu
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let (a, b) = (cpus[0].unwrap(), cpus[1].unwrap());
+        assert_ne!(a, b);
+        assert!((a as usize) < MAX_THREADS && (b as usize) < MAX_THREADS);
+    }
+}

@@ -1,0 +1,37 @@
+//! Test-and-set: every attempt is an atomic swap on the lock word.
+//!
+//! The smallest and simplest lock, and the fastest uncontended (one RMW to
+//! lock, one store to unlock). It trades everything else for that: waiters
+//! hammer the line with RMWs, so the holder's own unlock competes with them
+//! for the cache line, and there is no order among waiters (no fairness; a
+//! thread can starve).
+
+use super::{RawLock, Spin};
+use std::sync::atomic::{AtomicU32, Ordering::*};
+
+pub struct Tas {
+    locked: AtomicU32,
+}
+
+impl RawLock for Tas {
+    const NAME: &'static str = "tas";
+
+    fn new() -> Tas {
+        Tas {
+            locked: AtomicU32::new(0),
+        }
+    }
+
+    #[inline]
+    fn lock(&self) {
+        let mut spin = Spin::new();
+        while self.locked.swap(1, Acquire) != 0 {
+            spin.relax();
+        }
+    }
+
+    #[inline]
+    fn unlock(&self) {
+        self.locked.store(0, Release);
+    }
+}

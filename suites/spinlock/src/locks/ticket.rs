@@ -1,0 +1,57 @@
+//! Ticket lock: take a number, wait until it is served.
+//!
+//! One fetch-add hands out tickets, so waiters are served strictly in FIFO
+//! order (fair, no starvation) and unlock is a plain store by the owner. The
+//! price is that every waiter spins on the same `owner` word: each unlock
+//! invalidates all their copies and they all re-read it, so the hand-over
+//! cost grows with the number of waiters, and a preempted next-in-line
+//! stalls everyone behind it. This is the pre-qspinlock Linux lock that
+//! seed 001 compares against (`next` and `owner` in one cache line, as its
+//! two halves were in one word).
+
+use super::{RawLock, Spin};
+use std::sync::atomic::{AtomicU32, Ordering::*};
+
+pub struct Ticket {
+    /// The next ticket to hand out.
+    next: AtomicU32,
+    /// The ticket being served; written only by the holder.
+    owner: AtomicU32,
+}
+
+impl Ticket {
+    #[cold]
+    #[inline(never)]
+    fn wait(&self, ticket: u32) {
+        let mut spin = Spin::new();
+        while self.owner.load(Acquire) != ticket {
+            spin.relax();
+        }
+    }
+}
+
+impl RawLock for Ticket {
+    const NAME: &'static str = "ticket";
+
+    fn new() -> Ticket {
+        Ticket {
+            next: AtomicU32::new(0),
+            owner: AtomicU32::new(0),
+        }
+    }
+
+    #[inline]
+    fn lock(&self) {
+        // The wrapping counters stay correct with fewer than 2^32 waiters.
+        let ticket = self.next.fetch_add(1, Relaxed);
+        if self.owner.load(Acquire) != ticket {
+            self.wait(ticket);
+        }
+    }
+
+    #[inline]
+    fn unlock(&self) {
+        let served = self.owner.load(Relaxed);
+        self.owner.store(served.wrapping_add(1), Release);
+    }
+}

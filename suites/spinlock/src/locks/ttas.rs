@@ -1,0 +1,62 @@
+//! Test-and-test-and-set with exponential backoff.
+//!
+//! Waiters spin on a plain load, which stays in their cache as a shared
+//! copy, and only try the swap when the lock looks free; after a failed swap
+//! they back off for a doubling (capped) number of relax hints. That cuts
+//! the RMW storm of plain test-and-set, at the price of latency: a waiter
+//! that is backing off notices a release late, and there is still no order
+//! among waiters (unfair; the thread that just unlocked often wins again).
+
+use super::{RawLock, Spin};
+use std::sync::atomic::{AtomicU32, Ordering::*};
+
+/// Relax hints after the first failed swap, doubling up to [`MAX_BACKOFF`].
+pub const MIN_BACKOFF: u32 = 4;
+pub const MAX_BACKOFF: u32 = 1024;
+
+pub struct Ttas {
+    locked: AtomicU32,
+}
+
+impl Ttas {
+    #[cold]
+    #[inline(never)]
+    fn lock_slow(&self) {
+        let mut spin = Spin::new();
+        let mut backoff = MIN_BACKOFF;
+        loop {
+            while self.locked.load(Relaxed) != 0 {
+                spin.relax();
+            }
+            if self.locked.swap(1, Acquire) == 0 {
+                return;
+            }
+            for _ in 0..backoff {
+                spin.relax();
+            }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+}
+
+impl RawLock for Ttas {
+    const NAME: &'static str = "ttas";
+
+    fn new() -> Ttas {
+        Ttas {
+            locked: AtomicU32::new(0),
+        }
+    }
+
+    #[inline]
+    fn lock(&self) {
+        if self.locked.load(Relaxed) != 0 || self.locked.swap(1, Acquire) != 0 {
+            self.lock_slow();
+        }
+    }
+
+    #[inline]
+    fn unlock(&self) {
+        self.locked.store(0, Release);
+    }
+}
