@@ -7,7 +7,6 @@ mod build;
 mod config;
 mod doctor;
 mod error;
-#[allow(dead_code)] // wired into the CLI once the gate lands
 mod gate;
 mod host;
 mod matrix;
@@ -23,6 +22,7 @@ mod table;
 mod test_cmd;
 mod toolchain;
 
+use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,6 +46,53 @@ struct Selection {
     /// The matrix file
     #[arg(long, default_value = "targets.yaml")]
     config: PathBuf,
+}
+
+#[derive(Args)]
+struct GateArgs {
+    /// Directory of the committed baselines
+    #[arg(long, default_value = "baselines")]
+    baselines: PathBuf,
+    /// Slowdown that counts as a regression (0.05 = 5%)
+    #[arg(long, default_value_t = 0.05)]
+    delta: f64,
+    /// Family-wise false-alarm rate of the gate (Holm across all cells)
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// False discovery rate of the advisory list (Benjamini-Hochberg)
+    #[arg(long, default_value_t = 0.10)]
+    fdr_q: f64,
+    /// Also write the gate report as JSON
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Also write a Markdown report for $GITHUB_STEP_SUMMARY (at most 1 MiB)
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+    /// Also write a pull-request comment (Markdown, at most 64 KB, details collapsed)
+    #[arg(long)]
+    pr_comment: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum BaselineCommand {
+    /// Record a run's results as the new baselines (refused if a check failed)
+    Update {
+        /// Targets to update, comma-separated [default: every target of the run]
+        #[arg(long, value_delimiter = ',')]
+        targets: Option<Vec<String>>,
+        /// Suites to update, comma-separated [default: every suite of the run]
+        #[arg(long, value_delimiter = ',')]
+        suites: Option<Vec<String>>,
+        /// The run to record [default: the newest under results/]
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// Where runs are written
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+        /// Directory of the baselines
+        #[arg(long, default_value = "baselines")]
+        baselines: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -75,6 +122,26 @@ enum Command {
         /// Do not install missing Debian packages
         #[arg(long)]
         no_install: bool,
+        /// Report the comparison with the baselines but never fail on it
+        #[arg(long)]
+        no_gate: bool,
+        #[command(flatten)]
+        gate: GateArgs,
+    },
+    /// Compare a run with the baselines (default: the newest run)
+    Gate {
+        /// A run directory, e.g. results/20261130T020000Z
+        run: Option<PathBuf>,
+        /// Where runs are written
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+        #[command(flatten)]
+        gate: GateArgs,
+    },
+    /// Manage the committed baselines
+    Baseline {
+        #[command(subcommand)]
+        command: BaselineCommand,
     },
     /// Show the toolchain, linker and emulator each target will use
     Doctor {
@@ -127,6 +194,38 @@ fn resolve(root: &Path, p: &Path) -> PathBuf {
     }
 }
 
+/// The run directory named on the command line, or the newest one.
+fn run_dir(root: &Path, run: Option<PathBuf>, results: &Path) -> anyhow::Result<PathBuf> {
+    match run {
+        Some(dir) => Ok(resolve(root, &dir)),
+        None => results::newest(&resolve(root, results)),
+    }
+}
+
+/// Compares `run` with the baselines, prints and writes the reports;
+/// returns whether the gate passed.
+fn run_gate(root: &Path, run: &results::Run, args: &GateArgs) -> anyhow::Result<bool> {
+    let opts = gate::GateOptions {
+        delta: args.delta,
+        alpha: args.alpha,
+        fdr_q: args.fdr_q,
+    };
+    opts.check()?;
+    let report = gate::evaluate(run, &resolve(root, &args.baselines), &opts)?;
+    print!("\n{}", report.terminal());
+    let write = |path: &Option<PathBuf>, text: String| -> anyhow::Result<()> {
+        if let Some(p) = path {
+            std::fs::write(resolve(root, p), text)
+                .with_context(|| format!("writing {}", p.display()))?;
+        }
+        Ok(())
+    };
+    write(&args.json, serde_json::to_string_pretty(&report.json())?)?;
+    write(&args.markdown, report.markdown(1 << 20))?;
+    write(&args.pr_comment, report.markdown(64_000))?;
+    Ok(!report.failed())
+}
+
 fn run(cli: Cli) -> anyhow::Result<bool> {
     let root = root();
     match cli.command {
@@ -139,6 +238,8 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             results,
             features,
             no_install,
+            no_gate,
+            gate,
         } => {
             let config = config::load(&resolve(&root, &selection.config))?;
             let targets = select::targets(&config, selection.targets.as_deref())?;
@@ -151,7 +252,49 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                 features,
                 install: !no_install,
             };
-            matrix::run(&root, &config, targets, &suites, &opts)
+            let run = matrix::run(&root, &config, targets, &suites, &opts)?;
+            let targets_ok = run
+                .targets
+                .iter()
+                .all(|t| !matches!(t.status, results::Status::Failed(_)));
+            let gate_ok = run_gate(&root, &run, &gate)?;
+            if no_gate && !gate_ok {
+                println!("--no-gate: the comparison above does not change the exit status");
+            }
+            Ok(targets_ok && (no_gate || gate_ok))
+        }
+        Command::Gate { run, results, gate } => {
+            let run = results::read(&run_dir(&root, run, &results)?)?;
+            run_gate(&root, &run, &gate)
+        }
+        Command::Baseline {
+            command:
+                BaselineCommand::Update {
+                    targets,
+                    suites,
+                    from,
+                    results,
+                    baselines,
+                },
+        } => {
+            let run = results::read(&run_dir(&root, from, &results)?)?;
+            if run.host.lockmatrix_dirty {
+                eprintln!(
+                    "warning: run {} was made from a tree with uncommitted changes",
+                    run.run_id
+                );
+            }
+            let lines = gate::update_baselines(
+                &run,
+                &resolve(&root, &baselines),
+                targets.as_deref(),
+                suites.as_deref(),
+                &run.host.lockmatrix_commit,
+            )?;
+            for line in lines {
+                println!("{line}");
+            }
+            Ok(true)
         }
         Command::Doctor { selection } => {
             let config = config::load(&resolve(&root, &selection.config))?;

@@ -57,7 +57,7 @@ pub fn run(
     selected: Vec<Selected>,
     suites: &[Suite],
     opts: &Options,
-) -> Result<bool> {
+) -> Result<Run> {
     if opts.install {
         setup(&selected)?;
     }
@@ -228,8 +228,5 @@ pub fn run(
     println!("\n{}", table::status(&run));
     println!("{}", table::summary(&run));
     println!("results: {}", dir.join("run.json").display());
-    Ok(run
-        .targets
-        .iter()
-        .all(|t| !matches!(t.status, Status::Failed(_))))
+    Ok(run)
 }

@@ -188,7 +188,14 @@ fn a_hang_a_crash_and_garbage_are_reported_and_the_others_still_run() {
 
 #[test]
 fn a_second_run_without_changes_rebuilds_nothing() {
-    let args = ["--targets", "x86_64,mips32", "--suites", "atomic", "--rounds", "1"];
+    let args = [
+        "--targets",
+        "x86_64,mips32",
+        "--suites",
+        "atomic",
+        "--rounds",
+        "1",
+    ];
     let (first, _, _) = matrix("rebuild-1", &args);
     assert!(first.status.success(), "{}", text(&first));
     let (second, run, dir) = matrix("rebuild-2", &args);

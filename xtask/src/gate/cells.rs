@@ -1,0 +1,218 @@
+//! A suite run's cells: the per-round values of one `(bench, case, metric)`,
+//! keyed the same way in a run and in a baseline file.
+
+use crate::protocol::{Better, Sample};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// A cell within one target and suite. Orders as baseline files list cells:
+/// by bench, canonical case, metric.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CellKey {
+    pub bench: String,
+    /// [`canonical_case`] of the case.
+    pub case: String,
+    pub metric: String,
+}
+
+impl CellKey {
+    pub fn new(bench: &str, case: &Map<String, Value>, metric: &str) -> CellKey {
+        CellKey {
+            bench: bench.to_string(),
+            case: canonical_case(case),
+            metric: metric.to_string(),
+        }
+    }
+}
+
+/// One cell of a suite run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunCell {
+    pub key: CellKey,
+    pub case: Map<String, Value>,
+    pub unit: String,
+    pub better: Better,
+    /// One value per round, in round order; `None` where the suite could not
+    /// compute a finite value.
+    pub samples: Vec<Option<f64>>,
+}
+
+/// The canonical text of a case: compact JSON with the keys of every map
+/// sorted, whatever order the suite printed them in.
+pub fn canonical_case(case: &Map<String, Value>) -> String {
+    canonical(&Value::Object(case.clone())).to_string()
+}
+
+fn canonical(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let sorted: BTreeMap<&String, &Value> = m.iter().collect();
+            Value::Object(
+                sorted
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), canonical(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+        v => v.clone(),
+    }
+}
+
+/// Groups a suite run's samples into cells, sorted by [`CellKey`], each
+/// cell's values in round order.
+pub fn collect(samples: &[Sample]) -> Vec<RunCell> {
+    /// A cell, and its values with their round numbers.
+    type Gathering = (RunCell, Vec<(u32, Option<f64>)>);
+    let mut cells: BTreeMap<CellKey, Gathering> = BTreeMap::new();
+    for s in samples {
+        let key = CellKey::new(&s.bench, &s.case, &s.metric);
+        let entry = cells.entry(key.clone()).or_insert_with(|| {
+            let cell = RunCell {
+                key,
+                case: s.case.clone(),
+                unit: s.unit.clone(),
+                better: s.better,
+                samples: Vec::new(),
+            };
+            (cell, Vec::new())
+        });
+        entry.1.push((s.round, s.value));
+    }
+    cells
+        .into_values()
+        .map(|(mut cell, mut rounds)| {
+            rounds.sort_by_key(|(round, _)| *round);
+            cell.samples = rounds.into_iter().map(|(_, v)| v).collect();
+            cell
+        })
+        .collect()
+}
+
+/// The values as the statistics compare them: positive, finite, lower is
+/// better (`1 / value` for higher-is-better metrics). `None` when a value is
+/// missing, not positive or not finite: such a cell cannot be compared on a
+/// log scale.
+pub fn lower_is_better(samples: &[Option<f64>], better: Better) -> Option<Vec<f64>> {
+    if samples.is_empty() {
+        return None;
+    }
+    samples
+        .iter()
+        .map(|v| match *v {
+            Some(x) if x.is_finite() && x > 0.0 => Some(match better {
+                Better::Lower => x,
+                Better::Higher => 1.0 / x,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Count, median, min and max of a cell's values (missing values skipped).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    pub n: usize,
+    pub median: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl Summary {
+    pub fn of(samples: &[Option<f64>]) -> Summary {
+        let mut v: Vec<f64> = samples
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|x| x.is_finite())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = match n {
+            0 => None,
+            _ if n % 2 == 1 => Some(v[n / 2]),
+            _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+        };
+        Summary {
+            n,
+            median,
+            min: v.first().copied(),
+            max: v.last().copied(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample(bench: &str, case: Value, metric: &str, round: u32, value: Option<f64>) -> Sample {
+        Sample {
+            suite: "s".into(),
+            bench: bench.into(),
+            case: case.as_object().unwrap().clone(),
+            metric: metric.into(),
+            unit: "ns".into(),
+            better: Better::Lower,
+            round,
+            value,
+        }
+    }
+
+    #[test]
+    fn gate_cells_group_by_bench_case_metric_in_round_order() {
+        let samples = vec![
+            sample("b", json!({"threads": 2, "lock": "x"}), "m", 1, Some(2.0)),
+            sample("a", json!({}), "m", 0, Some(5.0)),
+            sample("b", json!({"lock": "x", "threads": 2}), "m", 0, Some(1.0)),
+            sample("b", json!({"lock": "x", "threads": 2}), "m", 2, None),
+        ];
+        let cells = collect(&samples);
+        assert_eq!(cells.len(), 2);
+        assert_eq!(cells[0].key.bench, "a");
+        assert_eq!(cells[1].key.case, r#"{"lock":"x","threads":2}"#);
+        assert_eq!(cells[1].samples, [Some(1.0), Some(2.0), None]);
+    }
+
+    #[test]
+    fn gate_canonical_case_sorts_nested_keys() {
+        let a = json!({"z": {"b": 1, "a": [ {"y": 1, "x": 2} ]}, "a": "q"});
+        assert_eq!(
+            canonical_case(a.as_object().unwrap()),
+            r#"{"a":"q","z":{"a":[{"x":2,"y":1}],"b":1}}"#
+        );
+    }
+
+    #[test]
+    fn gate_values_for_the_statistics() {
+        assert_eq!(
+            lower_is_better(&[Some(2.0), Some(4.0)], Better::Higher),
+            Some(vec![0.5, 0.25])
+        );
+        assert_eq!(
+            lower_is_better(&[Some(2.0), Some(0.0)], Better::Lower),
+            None
+        );
+        assert_eq!(lower_is_better(&[Some(2.0), None], Better::Lower), None);
+        assert_eq!(lower_is_better(&[Some(-1.0)], Better::Lower), None);
+        assert_eq!(lower_is_better(&[], Better::Lower), None);
+    }
+
+    #[test]
+    fn gate_summary() {
+        let s = Summary::of(&[Some(3.0), None, Some(1.0), Some(2.0), Some(10.0)]);
+        assert_eq!(
+            s,
+            Summary {
+                n: 4,
+                median: Some(2.5),
+                min: Some(1.0),
+                max: Some(10.0)
+            }
+        );
+        assert_eq!(Summary::of(&[None]).median, None);
+    }
+}

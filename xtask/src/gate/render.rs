@@ -1,0 +1,622 @@
+//! The gate's reports: a terminal listing, Markdown for
+//! `$GITHUB_STEP_SUMMARY` and PR comments (cut to a byte budget), and JSON.
+
+use super::evaluate::{CellReport, GateReport, Verdict};
+use crate::protocol::case_label;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Longest list of cells the terminal shows per advisory section.
+const TERMINAL_LIST: usize = 20;
+
+impl GateReport {
+    /// The closing line: `gate: N cells compared, R regressions, ... => FAIL`.
+    pub fn count_line(&self) -> String {
+        let n = |v| self.count(v);
+        format!(
+            "gate: {} cells compared, {} regressions, {} improvements, {} possible regressions, \
+             {} advisory (qemu), {} underpowered, {} incomparable, {} new, {} not comparable, \
+             {} failed checks, {} problems => {}",
+            self.family,
+            n(Verdict::Regression),
+            n(Verdict::Improvement),
+            n(Verdict::PossibleRegression),
+            n(Verdict::Advisory),
+            n(Verdict::Underpowered),
+            n(Verdict::Incomparable),
+            n(Verdict::NoBaseline),
+            n(Verdict::NotComparable),
+            self.failed_checks.len(),
+            self.problems.len(),
+            if self.failed() { "FAIL" } else { "PASS" }
+        )
+    }
+
+    /// Sections that list cells, in report order: (title, explanation, cells).
+    fn cell_sections(&self) -> Vec<(String, String, Vec<&CellReport>)> {
+        let d = pct(self.options.delta);
+        let mut regressions: Vec<&CellReport> = self.with(Verdict::Regression).collect();
+        regressions.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
+        let mut improvements: Vec<&CellReport> = self.with(Verdict::Improvement).collect();
+        improvements.sort_by(|a, b| ratio(a).total_cmp(&ratio(b)));
+        let mut possible: Vec<&CellReport> = self.with(Verdict::PossibleRegression).collect();
+        possible.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
+        let mut advisory: Vec<&CellReport> = self
+            .with(Verdict::Advisory)
+            .filter(|c| {
+                c.clearly_slower(self.options.delta) || c.clearly_faster(self.options.delta)
+            })
+            .collect();
+        advisory.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
+        vec![
+            (
+                format!("Regressions ({})", regressions.len()),
+                format!(
+                    "slower by more than {d}, significant after Holm at alpha {} across {} cells",
+                    self.options.alpha, self.family
+                ),
+                regressions,
+            ),
+            (
+                format!("Improvements ({})", improvements.len()),
+                format!("faster by more than {d} (the ratio interval is below 1/(1+delta))"),
+                improvements,
+            ),
+            (
+                format!("Possible regressions ({})", possible.len()),
+                format!(
+                    "Benjamini-Hochberg at q {}, not significant after Holm: advisory",
+                    self.options.fdr_q
+                ),
+                possible,
+            ),
+            (
+                format!(
+                    "Advisory QEMU timings ({} of {} outside ±{d})",
+                    advisory.len(),
+                    self.count(Verdict::Advisory)
+                ),
+                "emulator time, not the guest CPU's: shown, never fails".into(),
+                advisory,
+            ),
+        ]
+    }
+
+    /// Grouped sections: (title, explanation, lines).
+    fn grouped_sections(&self) -> Vec<(String, String, Vec<String>)> {
+        let mut out = Vec::new();
+        // Underpowered, per target/suite.
+        let mut under: BTreeMap<String, (usize, usize, Option<usize>)> = BTreeMap::new();
+        for c in self.with(Verdict::Underpowered) {
+            let e = under.entry(format!("{}/{}", c.target, c.suite)).or_insert((
+                0,
+                usize::MAX,
+                Some(0),
+            ));
+            e.0 += 1;
+            e.1 = e.1.min(rounds(c));
+            e.2 = match (e.2, c.rounds_needed) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            };
+        }
+        out.push((
+            format!("Underpowered ({})", self.count(Verdict::Underpowered)),
+            format!(
+                "too few rounds to detect a {} slowdown at Holm's level {:.2e}: a pass here is no evidence",
+                pct(self.options.delta),
+                self.cell_alpha
+            ),
+            under
+                .into_iter()
+                .map(|(place, (n, have, need))| {
+                    let need = need.map_or("an unknown number (too few values)".into(), |r| {
+                        format!("up to {r}")
+                    });
+                    format!("{place}: {n} cells have {have} rounds, need {need} per side")
+                })
+                .collect(),
+        ));
+        // Incomparable, per target/suite and reason.
+        let mut incomparable: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for c in self.with(Verdict::Incomparable) {
+            *incomparable
+                .entry((
+                    format!("{}/{}", c.target, c.suite),
+                    c.note.clone().unwrap_or_default(),
+                ))
+                .or_default() += 1;
+        }
+        out.push((
+            format!("Incomparable ({})", self.count(Verdict::Incomparable)),
+            "the baseline was recorded on another testbed: timing shown, never fails; \
+             record a new baseline on this one"
+                .into(),
+            incomparable
+                .into_iter()
+                .map(|((place, why), n)| format!("{place}: {n} cells: {why}"))
+                .collect(),
+        ));
+        let mut new: BTreeMap<String, usize> = BTreeMap::new();
+        for c in self.with(Verdict::NoBaseline) {
+            *new.entry(format!("{}/{}", c.target, c.suite)).or_default() += 1;
+        }
+        out.push((
+            format!("New cells ({})", self.count(Verdict::NoBaseline)),
+            "no baseline: shown, never fails".into(),
+            new.into_iter()
+                .map(|(place, n)| format!("{place}: {n} cells without a baseline"))
+                .collect(),
+        ));
+        out.push((
+            format!("Not comparable ({})", self.count(Verdict::NotComparable)),
+            "missing or non-positive values cannot be compared as ratios: never fails".into(),
+            self.with(Verdict::NotComparable)
+                .map(|c| {
+                    format!(
+                        "{}: {}",
+                        cell_name(c),
+                        c.note.as_deref().unwrap_or("not comparable")
+                    )
+                })
+                .collect(),
+        ));
+        out
+    }
+
+    /// The terminal report: failed checks and problems, regressions,
+    /// improvements, advisory lists, underpowered, incomparable and new
+    /// cells, notes, and the count line.
+    pub fn terminal(&self) -> String {
+        let mut out = String::new();
+        if !self.failed_checks.is_empty() {
+            let _ = writeln!(out, "FAILED CHECKS ({})", self.failed_checks.len());
+            for c in &self.failed_checks {
+                let _ = writeln!(
+                    out,
+                    "  {}/{}  {} [{}]  {}: {}",
+                    c.target,
+                    c.suite,
+                    c.bench,
+                    case_label(&c.case),
+                    c.name,
+                    c.details
+                );
+            }
+            out.push('\n');
+        }
+        if !self.problems.is_empty() {
+            let _ = writeln!(out, "PROBLEMS ({})", self.problems.len());
+            for p in &self.problems {
+                let _ = writeln!(out, "  {}: {}", p.place(), p.what);
+            }
+            out.push('\n');
+        }
+        for (i, (title, why, cells)) in self.cell_sections().into_iter().enumerate() {
+            if cells.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "{}: {why}", shout(&title));
+            // Regressions are never cut short.
+            let limit = if i == 0 { usize::MAX } else { TERMINAL_LIST };
+            let mut rows = vec![header()];
+            rows.extend(cells.iter().take(limit).map(|c| row(c)));
+            out.push_str(&indent(&columns(&rows)));
+            if cells.len() > limit {
+                let _ = writeln!(out, "  ... and {} more (see --json)", cells.len() - limit);
+            }
+            out.push('\n');
+        }
+        for (title, why, lines) in self.grouped_sections() {
+            if lines.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "{}: {why}", shout(&title));
+            for l in &lines {
+                let _ = writeln!(out, "  {l}");
+            }
+            out.push('\n');
+        }
+        if !self.notes.is_empty() {
+            out.push_str("NOTES\n");
+            for n in &self.notes {
+                let _ = writeln!(out, "  {}: {}", n.place(), n.what);
+            }
+            out.push('\n');
+        }
+        out.push_str(&self.count_line());
+        out.push('\n');
+        out
+    }
+
+    /// Markdown for `$GITHUB_STEP_SUMMARY` (1 MiB) or a PR comment (64 KB):
+    /// the verdict and a count table first, failed checks, problems and
+    /// regressions in the open, everything else in `<details>` blocks. Cut to
+    /// at most `max_bytes` bytes, with a note saying so.
+    pub fn markdown(&self, max_bytes: usize) -> String {
+        let mut b = Budget::new(max_bytes);
+        let verdict = if self.failed() { "FAIL" } else { "PASS" };
+        b.push(&format!(
+            "## lockmatrix gate: **{verdict}**\n\nrun `{}` against `{}`: delta {}, alpha {} (Holm across {} cells), fdr q {}\n\n",
+            md(&self.run_id),
+            md(&self.baselines),
+            pct(self.options.delta),
+            self.options.alpha,
+            self.family,
+            self.options.fdr_q
+        ));
+        let mut counts = String::from("| | cells |\n|---|---:|\n");
+        let _ = writeln!(counts, "| failed checks | {} |", self.failed_checks.len());
+        let _ = writeln!(counts, "| problems | {} |", self.problems.len());
+        for v in Verdict::ALL {
+            let _ = writeln!(
+                counts,
+                "| {} | {} |",
+                v.name().replace('_', " "),
+                self.count(v)
+            );
+        }
+        counts.push('\n');
+        b.push(&counts);
+        if !self.failed_checks.is_empty() {
+            let rows = self.failed_checks.iter().map(|c| {
+                format!(
+                    "| {}/{} | {} | {} | {} | {} |\n",
+                    md(&c.target),
+                    md(&c.suite),
+                    md(&c.bench),
+                    md(&case_label(&c.case)),
+                    md(&c.name),
+                    md(&c.details.to_string())
+                )
+            });
+            b.section(
+                &format!("### Failed checks ({})\n\n| where | bench | case | check | details |\n|---|---|---|---|---|\n", self.failed_checks.len()),
+                rows,
+                "\n",
+            );
+        }
+        if !self.problems.is_empty() {
+            let rows = self
+                .problems
+                .iter()
+                .map(|p| format!("- **{}**: {}\n", md(&p.place()), md(&p.what)));
+            b.section(
+                &format!("### Problems ({})\n\n", self.problems.len()),
+                rows,
+                "\n",
+            );
+        }
+        let table_head = format!(
+            "| {} |\n|{}\n",
+            header().join(" | "),
+            "---|".repeat(header().len())
+        );
+        for (i, (title, why, cells)) in self.cell_sections().into_iter().enumerate() {
+            if cells.is_empty() {
+                continue;
+            }
+            let rows = cells.into_iter().map(|c| {
+                format!(
+                    "| {} |\n",
+                    row(c).iter().map(|s| md(s)).collect::<Vec<_>>().join(" | ")
+                )
+            });
+            if i == 0 {
+                b.section(&format!("### {title}\n\n{why}\n\n{table_head}"), rows, "\n");
+            } else {
+                b.section(
+                    &format!(
+                        "<details><summary>{title}</summary>\n\n{}\n\n{table_head}",
+                        md(&why)
+                    ),
+                    rows,
+                    "\n</details>\n\n",
+                );
+            }
+        }
+        for (title, why, lines) in self.grouped_sections() {
+            if lines.is_empty() {
+                continue;
+            }
+            b.section(
+                &format!("<details><summary>{title}</summary>\n\n{}\n\n", md(&why)),
+                lines.into_iter().map(|l| format!("- {}\n", md(&l))),
+                "\n</details>\n\n",
+            );
+        }
+        if !self.notes.is_empty() {
+            b.section(
+                &format!(
+                    "<details><summary>Notes ({})</summary>\n\n",
+                    self.notes.len()
+                ),
+                self.notes
+                    .iter()
+                    .map(|n| format!("- {}: {}\n", md(&n.place()), md(&n.what))),
+                "\n</details>\n\n",
+            );
+        }
+        b.push(&format!("`{}`\n", self.count_line()));
+        b.finish()
+    }
+
+    /// The whole report as JSON (`--json`).
+    pub fn json(&self) -> Value {
+        let counts: serde_json::Map<String, Value> = Verdict::ALL
+            .iter()
+            .map(|v| (v.name().to_string(), json!(self.count(*v))))
+            .chain([
+                ("failed_checks".to_string(), json!(self.failed_checks.len())),
+                ("problems".to_string(), json!(self.problems.len())),
+            ])
+            .collect();
+        json!({
+            "result": if self.failed() { "fail" } else { "pass" },
+            "failed": self.failed(),
+            "run_id": self.run_id,
+            "baselines": self.baselines,
+            "options": self.options,
+            "family": self.family,
+            "cell_alpha": self.cell_alpha,
+            "counts": counts,
+            "failed_checks": self.failed_checks,
+            "problems": self.problems,
+            "notes": self.notes,
+            "cells": self.cells,
+        })
+    }
+}
+
+fn ratio(c: &CellReport) -> f64 {
+    c.effect.map_or(1.0, |e| e.ratio)
+}
+
+fn rounds(c: &CellReport) -> usize {
+    c.head.n.min(c.base.as_ref().map_or(0, |b| b.n))
+}
+
+fn cell_name(c: &CellReport) -> String {
+    format!(
+        "{}/{} {} [{}] {}",
+        c.target,
+        c.suite,
+        c.bench,
+        c.case_label(),
+        c.metric
+    )
+}
+
+fn header() -> Vec<String> {
+    [
+        "where",
+        "bench",
+        "case",
+        "metric",
+        "base -> head (median)",
+        "cost ratio [interval]",
+        "change",
+        "p (Holm)",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn row(c: &CellReport) -> Vec<String> {
+    let median = |s: Option<f64>| s.map_or("-".into(), num);
+    let (ratio, change, p) = match c.effect {
+        Some(e) => (
+            format!(
+                "{:.3} [{}, {}] {:.0}%",
+                e.ratio,
+                bound(e.lo),
+                bound(e.hi),
+                e.confidence * 100.0
+            ),
+            format!("{:+.1}%", (e.ratio - 1.0) * 100.0),
+            match e.p_holm {
+                Some(h) => format!("{} ({})", pval(e.p), pval(h)),
+                None => pval(e.p),
+            },
+        ),
+        None => ("-".into(), "-".into(), "-".into()),
+    };
+    vec![
+        format!("{}/{}", c.target, c.suite),
+        c.bench.clone(),
+        c.case_label(),
+        c.metric.clone(),
+        format!(
+            "{} -> {} {}",
+            median(c.base.as_ref().and_then(|b| b.median)),
+            median(c.head.median),
+            c.unit
+        ),
+        ratio,
+        change,
+        p,
+    ]
+}
+
+/// Four significant digits.
+fn num(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 || !a.is_finite() {
+        format!("{x}")
+    } else if !(1e-3..1e6).contains(&a) {
+        format!("{x:.3e}")
+    } else {
+        let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
+fn bound(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        "inf".into()
+    }
+}
+
+fn pval(p: f64) -> String {
+    if p < 1e-3 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{}%", (x * 1000.0).round() / 10.0)
+}
+
+/// Left-aligned columns, two spaces apart, with a rule under the header.
+fn columns(rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..rows.first().map_or(0, Vec::len))
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(s, w)| format!("{s:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+        if i == 0 {
+            out.push_str(
+                &"-".repeat(widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)),
+            );
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Upper-cases a section title up to its count: `REGRESSIONS (1)`.
+fn shout(title: &str) -> String {
+    match title.split_once(" (") {
+        Some((name, rest)) => format!("{} ({rest}", name.to_uppercase()),
+        None => title.to_uppercase(),
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+/// Escapes text for a Markdown table cell or list item: no column breaks,
+/// no HTML tags, one line.
+fn md(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace(['\n', '\r'], " ")
+}
+
+/// Markdown cut to a byte budget: once something does not fit, nothing more
+/// is added but the open block's closer and a note saying the report was cut.
+struct Budget {
+    out: String,
+    max: usize,
+    truncated: bool,
+}
+
+/// Bytes kept free for a closer and the truncation note.
+const RESERVE: usize = 300;
+
+impl Budget {
+    fn new(max: usize) -> Budget {
+        Budget {
+            out: String::new(),
+            max,
+            truncated: false,
+        }
+    }
+
+    fn push(&mut self, s: &str) -> bool {
+        if self.truncated {
+            return false;
+        }
+        if self.out.len() + s.len() + RESERVE <= self.max {
+            self.out.push_str(s);
+            true
+        } else {
+            self.truncated = true;
+            false
+        }
+    }
+
+    /// A header, its rows while they fit, and its closer if the header fit.
+    fn section(&mut self, head: &str, rows: impl Iterator<Item = String>, close: &str) {
+        if !self.push(head) {
+            return;
+        }
+        for r in rows {
+            if !self.push(&r) {
+                break;
+            }
+        }
+        self.out.push_str(close);
+    }
+
+    fn finish(mut self) -> String {
+        if self.truncated {
+            let _ = write!(
+                self.out,
+                "\n**Report cut to {} bytes**: run `cargo xtask gate --json` for every cell.\n",
+                self.max
+            );
+        }
+        if self.out.len() > self.max {
+            let mut end = self.max;
+            while !self.out.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.out.truncate(end);
+        }
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_number_formats() {
+        assert_eq!(num(12.3456), "12.35");
+        assert_eq!(num(1234.5), "1234");
+        assert_eq!(num(0.012345), "0.01235");
+        assert_eq!(num(2.5e7), "2.500e7");
+        assert_eq!(pval(0.0000123), "1.2e-5");
+        assert_eq!(pval(0.5), "0.500");
+        assert_eq!(pct(0.05), "5%");
+        assert_eq!(bound(f64::INFINITY), "inf");
+        assert_eq!(md("a|b<c>\nd"), "a\\|b&lt;c> d");
+    }
+
+    #[test]
+    fn gate_budget_never_exceeds_and_says_it_cut() {
+        let mut b = Budget::new(RESERVE + 100);
+        b.section(
+            "<details>\n",
+            (0..100).map(|i| format!("- line {i}\n")),
+            "</details>\n",
+        );
+        let out = b.finish();
+        assert!(out.len() <= RESERVE + 100, "{}", out.len());
+        assert!(
+            out.contains("</details>") && out.contains("Report cut"),
+            "{out}"
+        );
+        let tiny = Budget::new(10);
+        let mut tiny = tiny;
+        tiny.push("0123456789abcdef");
+        assert!(tiny.finish().len() <= 10);
+    }
+}
