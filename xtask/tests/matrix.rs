@@ -25,9 +25,11 @@ fn temp_dir(name: &str) -> PathBuf {
 /// and the parsed run.json.
 fn matrix(name: &str, args: &[&str]) -> (Output, Value, PathBuf) {
     let results = temp_dir(name);
+    // The gate has its own tests; here timing noise must not decide the exit.
     let mut all = vec![
         "matrix",
         "--no-install",
+        "--no-gate",
         "--results",
         results.to_str().unwrap(),
     ];
@@ -272,5 +274,42 @@ fn doctor_names_toolchain_linker_and_emulator_of_every_target() {
             && stdout.contains("-Zbuild-std")
             && stdout.contains("prebuilt std"),
         "{stdout}"
+    );
+}
+
+#[test]
+fn the_broken_lock_is_caught_on_native_x86_64() {
+    let (out, run, _) = matrix(
+        "broken",
+        &[
+            "--targets",
+            "x86_64",
+            "--suites",
+            "spinlock",
+            "--features",
+            "spinlock/broken-lock",
+            "--rounds",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let suite = &target(&run, "x86_64")["suites"][0];
+    let failed: Vec<&Value> = suite["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .collect();
+    assert!(
+        !failed.is_empty() && failed.iter().all(|c| c["case"]["lock"] == "broken"),
+        "{failed:?}"
+    );
+    let reason = target(&run, "x86_64")["status"]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        reason.contains("spinlock: check") && reason.contains("lock=broken"),
+        "{reason}"
     );
 }

@@ -127,6 +127,7 @@ fn runs_over_ssh_and_reports_unreachable_and_unauthorised_hosts() {
         .args([
             "matrix",
             "--no-install",
+            "--no-gate",
             "--suites",
             "atomic",
             "--rounds",
@@ -207,6 +208,7 @@ fn runs_over_ssh_and_reports_unreachable_and_unauthorised_hosts() {
         .args([
             "matrix",
             "--no-install",
+            "--no-gate",
             "--suites",
             "atomic",
             "--targets",
