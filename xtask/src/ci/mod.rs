@@ -1,0 +1,1 @@
+//! GitHub Actions workflows rendered from targets.yaml (in progress).
