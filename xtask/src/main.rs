@@ -127,6 +127,10 @@ enum Command {
         /// Report the comparison with the baselines but never fail on it
         #[arg(long)]
         no_gate: bool,
+        /// Also build this git revision and gate on interleaved base/head
+        /// rounds run now on this machine, instead of the committed baselines
+        #[arg(long, value_name = "REV")]
+        against: Option<String>,
         #[command(flatten)]
         gate: GateArgs,
     },
@@ -241,6 +245,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             features,
             no_install,
             no_gate,
+            against,
             gate,
         } => {
             let config = config::load(&resolve(&root, &selection.config))?;
@@ -253,13 +258,29 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                 results_dir: resolve(&root, &results),
                 features,
                 install: !no_install,
+                against,
             };
-            let run = matrix::run(&root, &config, targets, &suites, &opts)?;
+            let matrix::Outcome { run, dir, base } =
+                matrix::run(&root, &config, targets, &suites, &opts)?;
             let targets_ok = run
                 .targets
                 .iter()
                 .all(|t| !matches!(t.status, results::Status::Failed(_)));
-            let gate_ok = run_gate(&root, &run, &gate)?;
+            let gate_ok = match base {
+                // The base rounds of this session are the baseline.
+                Some(base) => {
+                    let baselines = dir.join("base-baselines");
+                    gate::update_baselines(
+                        &base,
+                        &baselines,
+                        None,
+                        None,
+                        &base.host.lockmatrix_commit,
+                    )?;
+                    run_gate(&root, &run, &GateArgs { baselines, ..gate })?
+                }
+                None => run_gate(&root, &run, &gate)?,
+            };
             if no_gate && !gate_ok {
                 println!("--no-gate: the comparison above does not change the exit status");
             }

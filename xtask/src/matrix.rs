@@ -24,6 +24,67 @@ pub struct Options {
     pub results_dir: PathBuf,
     pub features: Vec<String>,
     pub install: bool,
+    /// A git revision to build as well and interleave with this tree's
+    /// rounds (`--against`).
+    pub against: Option<String>,
+}
+
+/// A matrix run, and with `--against` the base revision's run made in the
+/// same session, round for round.
+pub struct Outcome {
+    pub run: Run,
+    pub dir: PathBuf,
+    pub base: Option<Run>,
+}
+
+/// Checks out `rev` in a worktree under the cache (reused across runs).
+fn worktree(root: &Path, rev: &str) -> Result<PathBuf> {
+    let sh = xshell::Shell::new()?;
+    sh.change_dir(root);
+    let spec = format!("{rev}^{{commit}}");
+    let sha = match xshell::cmd!(sh, "git rev-parse --verify {spec}")
+        .quiet()
+        .read()
+    {
+        Ok(sha) => sha,
+        Err(_) => crate::error::exit2!("--against {rev}: not a revision of this repository"),
+    };
+    let path = build::cache_dir().join("worktrees").join(&sha);
+    if !path.join("Cargo.toml").is_file() {
+        let _ = std::fs::remove_dir_all(&path);
+        xshell::cmd!(sh, "git worktree prune").quiet().run()?;
+        xshell::cmd!(sh, "git worktree add --detach {path} {sha}")
+            .quiet()
+            .ignore_stderr()
+            .run()?;
+    }
+    Ok(path)
+}
+
+/// Folds one invocation (one round) into the accumulated run of a suite.
+fn fold(
+    acc: &mut Option<(runner::Outcome, protocol::Parsed)>,
+    o: runner::Outcome,
+    mut p: protocol::Parsed,
+    round: u32,
+) {
+    for s in &mut p.samples {
+        s.round = round;
+    }
+    let Some((ao, ap)) = acc else {
+        *acc = Some((o, p));
+        return;
+    };
+    if ao.exit == runner::Exit::Code(0) {
+        ao.exit = o.exit;
+    }
+    ao.stdout.push_str(&o.stdout);
+    ao.stderr.push_str(&o.stderr);
+    ao.secs += o.secs;
+    ap.env = ap.env.take().or(p.env);
+    ap.samples.extend(p.samples);
+    ap.checks.extend(p.checks);
+    ap.bad_lines.extend(p.bad_lines);
 }
 
 /// Installs what the selected targets need: their packages, and Debian's
@@ -51,13 +112,17 @@ fn suite_args(opts: &Options) -> Vec<String> {
     args
 }
 
+/// With `--against`, every invocation is one round; base and head alternate
+/// so that drift of the machine hits both sides alike.
+const AGAINST_ROUNDS: u32 = 8;
+
 pub fn run(
     root: &Path,
     config: &Config,
     selected: Vec<Selected>,
     suites: &[Suite],
     opts: &Options,
-) -> Result<Run> {
+) -> Result<Outcome> {
     if opts.install {
         setup(&selected)?;
     }
@@ -142,7 +207,43 @@ pub fn run(
     }
 
     let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
+    // The base revision builds first into the same cache (std is shared);
+    // its binaries are copied aside before this tree's build replaces them.
+    let mut base_built: Vec<Result<std::collections::BTreeMap<String, PathBuf>, String>> =
+        Vec::new();
+    if let Some(rev) = &opts.against {
+        let tree = worktree(root, rev)?;
+        let logs = dir.join("logs/base");
+        std::fs::create_dir_all(&logs)?;
+        eprintln!("building the base revision {rev} ({})", tree.display());
+        for (job, b) in jobs.iter().zip(build::build_all(
+            &tree,
+            &jobs,
+            &names,
+            &opts.features,
+            &logs,
+            2,
+        )) {
+            base_built.push(
+                b.binaries
+                    .map_err(|e| format!("base {rev}: {e}"))
+                    .and_then(|bins| {
+                        let to = dir.join("base-bin").join(&job.target.name);
+                        std::fs::create_dir_all(&to).map_err(|e| e.to_string())?;
+                        bins.into_iter()
+                            .map(|(suite, bin)| {
+                                let copy = to.join(&suite);
+                                std::fs::copy(&bin, &copy)
+                                    .map_err(|e| format!("copying {}: {e}", bin.display()))?;
+                                Ok((suite, copy))
+                            })
+                            .collect()
+                    }),
+            );
+        }
+    }
     let built = build::build_all(root, &jobs, &names, &opts.features, &dir.join("logs"), 2);
+    let mut base_run = opts.against.as_ref().map(|_| run.clone());
 
     let progress = crate::progress::Progress::new("run", jobs.len());
     let args = suite_args(opts);
@@ -150,13 +251,14 @@ pub fn run(
         let Some(j) = job_of[i] else { continue };
         let result = &mut run.targets[i];
         result.build_secs = Some(built[j].secs);
-        let binaries = match &built[j].binaries {
-            Ok(b) => b,
-            Err(e) => {
+        let binaries = match (&built[j].binaries, base_built.get(j)) {
+            (Ok(b), None | Some(Ok(_))) => b,
+            (Err(e), _) | (_, Some(Err(e))) => {
                 result.status = Status::Failed(e.clone());
                 continue;
             }
         };
+        let base_binaries = base_built.get(j).and_then(|b| b.as_ref().ok());
         let t = &s.target;
         let timeout = Duration::from_secs(opts.timeout_secs.unwrap_or(config.timeout_secs(t)));
         let out_dir = dir.join(&t.name);
@@ -179,28 +281,73 @@ pub fn run(
         for suite in &names {
             let item = format!("{}/{suite}", t.name);
             progress.start(&item);
-            let ran = match &remote {
+            let exec = |binary: &Path, args: &[String]| match &remote {
                 Some(r) => r
-                    .copy(&binaries[*suite], suite)
-                    .and_then(|()| r.run(suite, &args, timeout)),
+                    .copy(binary, suite)
+                    .and_then(|()| r.run(suite, args, timeout)),
                 None => {
-                    let inv = runner::invocation(t, &binaries[*suite], &args);
+                    let inv = runner::invocation(t, binary, args);
                     runner::execute(&inv, &out_dir, timeout)
                         .map(|o| (o, inv.shell()))
                         .map_err(|e| format!("cannot start {}: {e}", inv.program))
                 }
             };
-            let (outcome, command) = match ran {
-                Ok(r) => r,
-                Err(why) => {
-                    progress.finish(&item, &format!("failed: {why}"));
-                    failures.push(format!("{suite}: {why}"));
-                    continue;
+            // (side, binary, args, round): one invocation for all rounds, or
+            // with --against one per round per side, base first.
+            let mut plan: Vec<(bool, &Path, Vec<String>, u32)> = Vec::new();
+            match base_binaries {
+                None => plan.push((false, &binaries[*suite], args.clone(), 0)),
+                Some(base) => {
+                    for r in 0..opts.rounds.unwrap_or(AGAINST_ROUNDS) {
+                        let one = vec![
+                            "--profile".into(),
+                            opts.profile.clone(),
+                            "--rounds".into(),
+                            "1".into(),
+                            "--seed".into(),
+                            (r + 1).to_string(),
+                        ];
+                        plan.push((true, &base[*suite], one.clone(), r));
+                        plan.push((false, &binaries[*suite], one, r));
+                    }
                 }
+            }
+            let (mut head, mut base) = (None, None);
+            let (mut command, mut error) = (String::new(), None);
+            for (is_base, binary, args, round) in plan {
+                match exec(binary, &args) {
+                    Ok((o, c)) => {
+                        let parsed = protocol::parse(&o.stdout);
+                        if !is_base {
+                            command = c;
+                        }
+                        fold(
+                            if is_base { &mut base } else { &mut head },
+                            o,
+                            parsed,
+                            round,
+                        );
+                    }
+                    Err(why) => {
+                        error = Some(why);
+                        break;
+                    }
+                }
+            }
+            let (Some((outcome, parsed)), None) = (head, &error) else {
+                let why = error.unwrap_or_else(|| "nothing ran".into());
+                progress.finish(&item, &format!("failed: {why}"));
+                failures.push(format!("{suite}: {why}"));
+                continue;
             };
+            if let (Some((bo, bp)), Some(b)) = (base, base_run.as_mut()) {
+                let status = results::judge(&bo, &bp, timeout.as_secs());
+                b.targets[i]
+                    .suites
+                    .push(results::suite_run(suite, String::new(), &bo, bp, status));
+            }
             std::fs::write(out_dir.join(format!("{suite}.jsonl")), &outcome.stdout)?;
             std::fs::write(out_dir.join(format!("{suite}.stderr")), &outcome.stderr)?;
-            let parsed = protocol::parse(&outcome.stdout);
             let status = results::judge(&outcome, &parsed, timeout.as_secs());
             progress.finish(
                 &item,
@@ -228,5 +375,13 @@ pub fn run(
     println!("\n{}", table::status(&run));
     println!("{}", table::summary(&run));
     println!("results: {}", dir.join("run.json").display());
-    Ok(run)
+    if let Some(base) = &mut base_run {
+        base.finished = run.finished.clone();
+        std::fs::write(dir.join("base.json"), serde_json::to_string_pretty(base)?)?;
+    }
+    Ok(Outcome {
+        run,
+        dir,
+        base: base_run,
+    })
 }

@@ -150,3 +150,64 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ not json");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn against_head_on_an_unchanged_tree_passes() {
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("lockmatrix-against-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = xtask(&[
+        "matrix",
+        "--no-install",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "atomic",
+        "--against",
+        "HEAD",
+        "--rounds",
+        "6",
+        "--results",
+        s(&dir),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("=> PASS") && stdout.contains("0 new"),
+        "{stdout}"
+    );
+    let run = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // Both sides ran one invocation per round.
+    for file in ["run.json", "base.json"] {
+        let json: Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join(file)).unwrap()).unwrap();
+        let samples = json["targets"][0]["suites"][0]["samples"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let rounds: std::collections::BTreeSet<u64> = samples
+            .iter()
+            .map(|s| s["round"].as_u64().unwrap())
+            .collect();
+        assert_eq!(rounds.len(), 6, "{file}");
+    }
+    let out = xtask(&[
+        "matrix",
+        "--no-install",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "atomic",
+        "--against",
+        "no-such-rev",
+        "--results",
+        s(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
