@@ -5,6 +5,17 @@
 
 use std::mem::MaybeUninit;
 
+// libc 0.2.191 takes mips64's glibc `how` values from the generic header
+// (its cfg names "mips" twice instead of "mips64"), so SIG_BLOCK is 0, which
+// the kernel rejects with EINVAL, and SIG_SETMASK is 2, which is MIPS's
+// SIG_UNBLOCK. MIPS numbers them 1, 2, 3 (asm/signal.h); so do we.
+#[cfg(any(target_arch = "mips64", target_arch = "mips64r6"))]
+const SIG_BLOCK: libc::c_int = 1;
+#[cfg(any(target_arch = "mips64", target_arch = "mips64r6"))]
+const SIG_SETMASK: libc::c_int = 3;
+#[cfg(not(any(target_arch = "mips64", target_arch = "mips64r6")))]
+use libc::{SIG_BLOCK, SIG_SETMASK};
+
 pub struct SigSets {
     full: libc::sigset_t,
     empty: libc::sigset_t,
@@ -25,18 +36,19 @@ impl SigSets {
         }
     }
 
-    /// "irq disable": block every signal.
+    /// "irq disable": block every signal. Returns pthread_sigmask's result
+    /// (0 or an errno), so a call the platform rejects is not timed as work.
     #[inline(always)]
-    pub fn disable(&self) {
+    pub fn disable(&self) -> libc::c_int {
         // SAFETY: valid set pointers; a null old-set pointer is allowed.
-        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &self.full, std::ptr::null_mut()) };
+        unsafe { libc::pthread_sigmask(SIG_BLOCK, &self.full, std::ptr::null_mut()) }
     }
 
     /// "irq enable": unblock every signal.
     #[inline(always)]
-    pub fn enable(&self) {
+    pub fn enable(&self) -> libc::c_int {
         // SAFETY: as in `disable`.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.empty, std::ptr::null_mut()) };
+        unsafe { libc::pthread_sigmask(SIG_SETMASK, &self.empty, std::ptr::null_mut()) }
     }
 }
 
@@ -46,7 +58,7 @@ pub fn is_blocked(sig: libc::c_int) -> bool {
     unsafe {
         let mut cur = MaybeUninit::uninit();
         libc::sigemptyset(cur.as_mut_ptr());
-        libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), cur.as_mut_ptr());
+        libc::pthread_sigmask(SIG_BLOCK, std::ptr::null(), cur.as_mut_ptr());
         libc::sigismember(cur.as_ptr(), sig) == 1
     }
 }
@@ -58,9 +70,9 @@ mod tests {
     #[test]
     fn disable_blocks_and_enable_unblocks() {
         let s = SigSets::new();
-        s.disable();
+        assert_eq!(s.disable(), 0);
         assert!(is_blocked(libc::SIGUSR1));
-        s.enable();
+        assert_eq!(s.enable(), 0);
         assert!(!is_blocked(libc::SIGUSR1));
     }
 }

@@ -85,17 +85,25 @@ pub fn run(args: &Args, out: &Out) {
     let sets = SigSets::new();
     let mut blocked_after_disable = true;
     let mut unblocked_after_enable = true;
+    // The first error pthread_sigmask returned, and how many calls failed.
+    let (mut first_error, mut errors) = (0, 0u64);
+    let mut note = |rc: libc::c_int| {
+        if rc != 0 {
+            first_error = if first_error == 0 { rc } else { first_error };
+            errors += 1;
+        }
+    };
     for round in 0..rounds {
-        let b = per_op(sys_iters, reps, |_| sets.disable());
+        let b = per_op(sys_iters, reps, |_| note(sets.disable()));
         blocked_after_disable &= is_blocked(libc::SIGUSR1) && is_blocked(libc::SIGTERM);
         emit(out, "irq_disable", round, b.per_op);
-        let b = per_op(sys_iters, reps, |_| sets.enable());
+        let b = per_op(sys_iters, reps, |_| note(sets.enable()));
         unblocked_after_enable &= !is_blocked(libc::SIGUSR1) && !is_blocked(libc::SIGTERM);
         emit(out, "irq_enable", round, b.per_op);
         let b = per_op(sys_iters, reps, |i| {
-            sets.disable();
+            note(sets.disable());
             black_box(i);
-            sets.enable();
+            note(sets.enable());
         });
         emit(out, "irq_disable_enable", round, b.per_op);
     }
@@ -114,5 +122,16 @@ pub fn run(args: &Args, out: &Out) {
         "enable_unblocks_signals",
         unblocked_after_enable,
         detail(unblocked_after_enable),
+    );
+    let details = obj([
+        ("failed_calls", errors.into()),
+        ("first_errno", first_error.into()),
+    ]);
+    out.check(
+        BENCH,
+        &case,
+        "sigmask_calls_succeeded",
+        errors == 0,
+        details,
     );
 }
