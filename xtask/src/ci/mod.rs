@@ -1,1 +1,59 @@
-//! GitHub Actions workflows rendered from targets.yaml (in progress).
+//! GitHub Actions workflows rendered from targets.yaml (DESIGN.md, CI).
+//!
+//! - [`jobs`]: what runs for each target, and where;
+//! - [`render`](mod@render): the minijinja templates in `xtask/templates/`;
+//! - [`check`](mod@check): drift between the committed files and a fresh rendering;
+//! - [`merge`]: one run from the runs of CI's per-target jobs.
+//!
+//! Three workflows: `lockmatrix.yml` (a job per enabled target, then a gate
+//! over their merged runs), `lockmatrix-comment.yml` (posts the gate's report
+//! on the pull request with a write token the forked run never holds) and
+//! `lockmatrix-baselines.yml` (records baselines and opens a pull request).
+
+pub mod check;
+pub mod jobs;
+pub mod merge;
+pub mod render;
+
+#[cfg(test)]
+mod tests;
+
+use crate::config::Config;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// Every workflow file rendered from targets.yaml: (path relative to the
+/// repository root, e.g. `.github/workflows/lockmatrix.yml`, contents).
+pub fn render(config: &Config) -> Result<Vec<(PathBuf, String)>> {
+    render::render(config)
+}
+
+/// Writes the rendered workflows under `root` (creating
+/// `.github/workflows`) and returns the paths written.
+pub fn generate(root: &Path, config: &Config) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for (rel, text) in render(config)? {
+        let path = root.join(&rel);
+        let dir = path.parent().expect("workflows live in a directory");
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let tmp = path.with_extension("yml.tmp");
+        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Compares the committed workflows with a fresh rendering: an empty list
+/// when identical, else one line per drifted, missing or extra file naming
+/// the file (and, when drifted, the first differing line in both versions).
+pub fn check(root: &Path, config: &Config) -> Result<Vec<String>> {
+    check::check_files(root, &render(config)?)
+}
+
+/// Combines several runs (CI's per-target jobs) into one run in `out`; see
+/// [`merge::merge_runs`].
+pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
+    merge::merge_runs(dirs, out)
+}

@@ -1,0 +1,85 @@
+//! Drift between the committed workflows and what targets.yaml renders to.
+
+use super::render::{HEADER, WORKFLOWS_DIR};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+const FIX: &str = "run `cargo xtask ci generate`";
+
+/// A line for a message: at most 120 characters, and visible when empty.
+fn shown(line: Option<&str>) -> String {
+    match line {
+        None => "(end of file)".into(),
+        Some(l) => {
+            let mut s: String = l.chars().take(120).collect();
+            if s.len() < l.len() {
+                s.push('…');
+            }
+            format!("`{s}`")
+        }
+    }
+}
+
+/// One line saying where `committed` first differs from `rendered`, or
+/// `None` when they are identical.
+pub fn difference(path: &Path, committed: &str, rendered: &str) -> Option<String> {
+    if committed == rendered {
+        return None;
+    }
+    let (mut a, mut b) = (committed.split('\n'), rendered.split('\n'));
+    let mut n = 1;
+    loop {
+        let (x, y) = (a.next(), b.next());
+        if x != y {
+            return Some(format!(
+                "{}: differs from targets.yaml's rendering at line {n}: committed {}, rendered {}; {FIX}",
+                path.display(),
+                shown(x),
+                shown(y)
+            ));
+        }
+        n += 1;
+    }
+}
+
+/// Compares the rendered `files` (paths relative to `root`) with what is
+/// on disk, and reports generated workflow files that are no longer
+/// rendered.
+pub fn check_files(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for (rel, rendered) in files {
+        let path = root.join(rel);
+        match std::fs::read_to_string(&path) {
+            Ok(committed) => lines.extend(difference(rel, &committed, rendered)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                lines.push(format!("{}: missing; {FIX}", rel.display()))
+            }
+            Err(e) => {
+                return Err(e).with_context(|| format!("reading {}", path.display()));
+            }
+        }
+    }
+    let dir = root.join(WORKFLOWS_DIR);
+    let mut extra = Vec::new();
+    if dir.is_dir() {
+        for entry in
+            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
+        {
+            let rel = Path::new(WORKFLOWS_DIR).join(entry?.file_name());
+            if files.iter().any(|(p, _)| *p == rel) {
+                continue;
+            }
+            let generated = std::fs::read_to_string(root.join(&rel))
+                .is_ok_and(|t| t.lines().next() == Some(HEADER));
+            if generated {
+                extra.push(format!(
+                    "{}: generated, but targets.yaml no longer renders it; delete it",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    extra.sort();
+    lines.extend(extra);
+    Ok(lines)
+}
