@@ -166,6 +166,35 @@ enum Command {
         #[command(flatten)]
         gate: GateArgs,
     },
+    /// Measure the gate's false-alarm rate and power on this machine's native target
+    ValidateGate {
+        /// Recorded runs: the first is resampled (A/A splits of its rounds);
+        /// with several, each later one is also gated against the first
+        /// [default: record --runs runs of the native target now]
+        #[arg(long)]
+        from: Vec<PathBuf>,
+        /// Runs to record when --from is not given
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Suites to record
+        #[arg(long, default_value = "atomic,spinlock")]
+        suites: String,
+        /// Rounds per recorded run (each its own invocation)
+        #[arg(long, default_value_t = 20)]
+        rounds: u32,
+        /// A/A evaluations (and injected slowdowns) by resampling
+        #[arg(long, default_value_t = 100)]
+        evaluations: usize,
+        /// Seed of the resampling
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also write the result as JSON
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Where recorded runs are written
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+    },
     /// GitHub Actions workflows: generate, drift check, merge job results
     Ci {
         #[command(subcommand)]
@@ -225,6 +254,42 @@ fn resolve(root: &Path, p: &Path) -> PathBuf {
     } else {
         std::env::current_dir().map_or_else(|_| root.join(p), |d| d.join(p))
     }
+}
+
+/// Records `count` runs of the host's native target for `validate-gate`.
+fn record_native_runs(
+    root: &Path,
+    count: usize,
+    suites: &str,
+    rounds: u32,
+    results: &Path,
+) -> anyhow::Result<Vec<results::Run>> {
+    let config = config::load(&root.join("targets.yaml"))?;
+    let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let Some(native) = config
+        .targets
+        .iter()
+        .find(|t| t.runner == config::RunnerKind::Native && t.triple == host)
+    else {
+        error::exit2!("targets.yaml has no native target for this host ({host})");
+    };
+    let selected = select::targets(&config, Some(&native.name))?;
+    let suites = select::suites(Some(suites))?;
+    let opts = matrix::Options {
+        profile: "quick".into(),
+        rounds: Some(rounds),
+        timeout_secs: None,
+        results_dir: results.to_path_buf(),
+        features: Vec::new(),
+        install: true,
+        against: None,
+    };
+    (0..count.max(1))
+        .map(|i| {
+            eprintln!("validate-gate: recording run {} of {count}", i + 1);
+            Ok(matrix::run(root, &config, selected.clone(), &suites, &opts)?.run)
+        })
+        .collect()
 }
 
 /// The run directory named on the command line, or the newest one.
@@ -402,6 +467,48 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             let runs: Vec<PathBuf> = runs.iter().map(|r| resolve(&root, r)).collect();
             ci::merge_runs(&runs, &resolve(&root, &out))?;
             println!("merged {} runs into {}", runs.len(), out.display());
+            Ok(true)
+        }
+        Command::ValidateGate {
+            from,
+            runs,
+            suites,
+            rounds,
+            evaluations,
+            seed,
+            json,
+            results,
+        } => {
+            let opts = gate::validate::ValidateOptions {
+                evaluations,
+                seed,
+                gate: gate::GateOptions::default(),
+            };
+            opts.check()?;
+            let runs: Vec<results::Run> = if from.is_empty() {
+                record_native_runs(&root, runs, &suites, rounds, &resolve(&root, &results))?
+            } else {
+                from.iter()
+                    .map(|d| results::read(&resolve(&root, d)))
+                    .collect::<anyhow::Result<_>>()?
+            };
+            let resampled = gate::validate::resample(&runs[0], &opts)?;
+            print!("{}", resampled.terminal());
+            let e2e = if runs.len() > 1 {
+                Some(gate::validate::end_to_end(&runs, &opts)?)
+            } else {
+                None
+            };
+            if let Some(e) = &e2e {
+                print!("\n{}", e.terminal());
+            }
+            if let Some(path) = json {
+                let report = gate::validate::report_json(&resampled, e2e.as_ref());
+                std::fs::write(
+                    resolve(&root, &path),
+                    serde_json::to_string_pretty(&report)?,
+                )?;
+            }
             Ok(true)
         }
         Command::Test => test_cmd::run(&root),

@@ -61,15 +61,18 @@ fn worktree(root: &Path, rev: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Folds one invocation (one round) into the accumulated run of a suite.
+/// Folds one invocation into the accumulated run of a suite; an
+/// invocation of one round gets that round's number.
 fn fold(
     acc: &mut Option<(runner::Outcome, protocol::Parsed)>,
     o: runner::Outcome,
     mut p: protocol::Parsed,
-    round: u32,
+    round: Option<u32>,
 ) {
-    for s in &mut p.samples {
-        s.round = round;
+    if let Some(round) = round {
+        for s in &mut p.samples {
+            s.round = round;
+        }
     }
     let Some((ao, ap)) = acc else {
         *acc = Some((o, p));
@@ -112,9 +115,15 @@ fn suite_args(opts: &Options) -> Vec<String> {
     args
 }
 
-/// With `--against`, every invocation is one round; base and head alternate
-/// so that drift of the machine hits both sides alike.
-const AGAINST_ROUNDS: u32 = 8;
+/// Rounds when each round is its own invocation: on targets whose timing
+/// gates, and with `--against`. Contended cells jump between levels from
+/// one process to the next (the host moves the vCPUs), so rounds from one
+/// process understate the noise a later run will see; rounds from separate
+/// processes do not.
+fn invocation_rounds(opts: &Options) -> u32 {
+    opts.rounds
+        .unwrap_or(if opts.profile == "full" { 15 } else { 5 })
+}
 
 pub fn run(
     root: &Path,
@@ -281,10 +290,21 @@ pub fn run(
         for suite in &names {
             let item = format!("{}/{suite}", t.name);
             progress.start(&item);
-            let exec = |binary: &Path, args: &[String]| match &remote {
-                Some(r) => r
-                    .copy(binary, suite)
-                    .and_then(|()| r.run(suite, args, timeout)),
+            // On an ssh host each binary is copied once, then run per round.
+            let mut copied: Vec<PathBuf> = Vec::new();
+            let mut exec = |binary: &Path, args: &[String], is_base: bool| match &remote {
+                Some(r) => {
+                    let name = if is_base {
+                        format!("{suite}.base")
+                    } else {
+                        suite.to_string()
+                    };
+                    if !copied.iter().any(|c| c == binary) {
+                        r.copy(binary, &name)?;
+                        copied.push(binary.to_path_buf());
+                    }
+                    r.run(&name, args, timeout)
+                }
                 None => {
                     let inv = runner::invocation(t, binary, args);
                     runner::execute(&inv, &out_dir, timeout)
@@ -292,30 +312,32 @@ pub fn run(
                         .map_err(|e| format!("cannot start {}: {e}", inv.program))
                 }
             };
-            // (side, binary, args, round): one invocation for all rounds, or
-            // with --against one per round per side, base first.
-            let mut plan: Vec<(bool, &Path, Vec<String>, u32)> = Vec::new();
-            match base_binaries {
-                None => plan.push((false, &binaries[*suite], args.clone(), 0)),
-                Some(base) => {
-                    for r in 0..opts.rounds.unwrap_or(AGAINST_ROUNDS) {
-                        let one = vec![
-                            "--profile".into(),
-                            opts.profile.clone(),
-                            "--rounds".into(),
-                            "1".into(),
-                            "--seed".into(),
-                            (r + 1).to_string(),
-                        ];
-                        plan.push((true, &base[*suite], one.clone(), r));
-                        plan.push((false, &binaries[*suite], one, r));
+            // (side, binary, args, round): one invocation for all rounds
+            // under QEMU (advisory timing, slow start-up); elsewhere one per
+            // round, and with --against base and head alternate, base first.
+            let mut plan: Vec<(bool, &Path, Vec<String>, Option<u32>)> = Vec::new();
+            if base_binaries.is_none() && t.runner == RunnerKind::Qemu {
+                plan.push((false, &binaries[*suite], args.clone(), None));
+            } else {
+                for r in 0..invocation_rounds(opts) {
+                    let one = vec![
+                        "--profile".into(),
+                        opts.profile.clone(),
+                        "--rounds".into(),
+                        "1".into(),
+                        "--seed".into(),
+                        (r + 1).to_string(),
+                    ];
+                    if let Some(base) = base_binaries {
+                        plan.push((true, &base[*suite], one.clone(), Some(r)));
                     }
+                    plan.push((false, &binaries[*suite], one, Some(r)));
                 }
             }
             let (mut head, mut base) = (None, None);
             let (mut command, mut error) = (String::new(), None);
             for (is_base, binary, args, round) in plan {
-                match exec(binary, &args) {
+                match exec(binary, &args, is_base) {
                     Ok((o, c)) => {
                         let parsed = protocol::parse(&o.stdout);
                         if !is_base {

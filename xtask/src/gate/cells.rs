@@ -38,6 +38,15 @@ pub struct RunCell {
     pub samples: Vec<Option<f64>>,
 }
 
+/// Whether a metric's timing gates. Times per operation and per run, and
+/// average throughput per thread, do; fairness (per-thread min and max,
+/// stddev/mean) and diagnostic counts (slow-path entries) are shown only,
+/// as DESIGN.md's metric table says.
+pub fn gates(metric: &str, unit: &str) -> bool {
+    let timed = unit == "ns" || unit.ends_with("_ticks");
+    timed || metric.ends_with("_ops_avg")
+}
+
 /// The canonical text of a case: compact JSON with the keys of every map
 /// sorted, whatever order the suite printed them in.
 pub fn canonical_case(case: &Map<String, Value>) -> String {
@@ -214,5 +223,19 @@ mod tests {
             }
         );
         assert_eq!(Summary::of(&[None]).median, None);
+    }
+
+    #[test]
+    fn timings_and_mean_throughput_gate_fairness_does_not() {
+        assert!(gates("ticks_per_acquire", "tsc_ticks") && gates("total_ticks", "ns"));
+        assert!(gates("writer_ops_avg", "ops"));
+        for (m, u) in [
+            ("acquisitions_max", "ops"),
+            ("fairness_cv", "ratio"),
+            ("reader_ops_min", "ops"),
+            ("writer_slowpath", "count"),
+        ] {
+            assert!(!gates(m, u), "{m}");
+        }
     }
 }

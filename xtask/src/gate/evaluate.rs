@@ -4,7 +4,8 @@
 //! baseline was recorded on another testbed (runner kind, CPU model,
 //! emulator or compiler version), or with another unit, is `incomparable`;
 //! one with missing or non-positive values is `not_comparable` (timings are
-//! compared on a log scale); a QEMU timing (emulator time) is `advisory`.
+//! compared on a log scale); a QEMU timing (emulator time), and a fairness
+//! or diagnostic metric anywhere ([`cells::gates`]), is `advisory`.
 //! The remaining cells gate: each gets a one-sided Mann-Whitney p-value for
 //! "slower by more than delta" ([`stats::compare`]); Holm's correction across
 //! all of them at the family-wise alpha decides `regression` (fails the gate);
@@ -447,6 +448,11 @@ fn judge(
     if t.runner == "qemu" {
         r.verdict = Verdict::Advisory;
         r.note = Some("QEMU timing (emulator time): advisory".into());
+        return None;
+    }
+    if !cells::gates(&cell.key.metric, &cell.unit) {
+        r.verdict = Verdict::Advisory;
+        r.note = Some("fairness or diagnostic metric: advisory".into());
         return None;
     }
     Some(Pending {

@@ -21,6 +21,7 @@ pub mod cells;
 pub mod evaluate;
 pub mod render;
 pub mod update;
+pub mod validate;
 
 #[cfg(test)]
 mod tests;

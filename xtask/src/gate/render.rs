@@ -16,7 +16,7 @@ impl GateReport {
         let n = |v| self.count(v);
         format!(
             "gate: {} cells compared, {} regressions, {} improvements, {} possible regressions, \
-             {} advisory (qemu), {} underpowered, {} incomparable, {} new, {} not comparable, \
+             {} advisory, {} underpowered, {} incomparable, {} new, {} not comparable, \
              {} failed checks, {} problems => {}",
             self.family,
             n(Verdict::Regression),
@@ -73,7 +73,7 @@ impl GateReport {
             ),
             (
                 format!(
-                    "Advisory QEMU timings ({} of {} outside ±{d})",
+                    "Advisory cells: QEMU timings, fairness ({} of {} outside ±{d})",
                     advisory.len(),
                     self.count(Verdict::Advisory)
                 ),

@@ -344,7 +344,7 @@ fn gate_a_qemu_cell_50_percent_slower_is_advisory_not_failing() {
     assert_eq!(slow[0].case_label(), "op=op002");
     let text = report.terminal();
     assert!(
-        text.contains("ADVISORY QEMU TIMINGS (1 of 4 outside ±5%)"),
+        text.contains("ADVISORY CELLS: QEMU TIMINGS, FAIRNESS (1 of 4 outside ±5%)"),
         "{text}"
     );
     assert!(
