@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod json;
+pub mod marker;
 pub mod measure;
 pub mod out;
 pub mod threads;

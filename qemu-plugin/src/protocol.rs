@@ -1,0 +1,258 @@
+//! What the plugin understands, free of QEMU so that it can be unit tested:
+//! the region markers the guest issues (see `suites/harness/src/marker.rs`,
+//! whose constants must equal these), the plugin's arguments, the open
+//! regions of each vCPU, and the JSON lines it writes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The system call number of a marker. It must reach QEMU's `do_syscall`
+/// (where plugins see system calls) on every target and be rejected with
+/// ENOSYS by every Linux ABI, natively and under qemu-user:
+///
+/// - qemu-mips (o32) looks the number up in its o32 table before calling
+///   `do_syscall`, and answers ENOSYS itself, unseen by plugins, for a
+///   number beyond the table or in one of its holes. 4221 is the o32 slot
+///   `reserved221`: in the table, `sys_ni_syscall` in the kernel (ENOSYS),
+///   never to be reused, unimplemented in qemu, which returns -ENOSYS
+///   without a message (it logs only under `-d unimp`), and it takes no
+///   stack arguments.
+/// - Every other ABI numbers its calls below ~470 (mips n64 5000+, n32
+///   6000+), and new calls get the same number on all of them, so 4221 is
+///   ENOSYS there too. It is below arm's private range (0x0f0000 and up,
+///   where unknown numbers raise SIGILL), is not powerpc's 0x1ebe endian
+///   switch, and has no x32 bit (0x40000000).
+pub const SYSCALL: i64 = 4221;
+
+/// First argument of a marker: "LMKR". Only the low 32 bits are compared,
+/// since 32-bit guests pass 32-bit registers (sign-extended by QEMU).
+pub const MAGIC: u32 = 0x4c4d_4b52;
+
+/// Second argument: the region id. Third: the phase.
+pub const PHASE_BEGIN: u32 = 0;
+pub const PHASE_END: u32 = 1;
+
+/// A decoded marker. The fourth argument of an `end` marker is a file
+/// descriptor of the guest (qemu-user does not renumber descriptors, so it
+/// is the same number in QEMU's process) to which the plugin writes the
+/// region's count as 8 little-endian bytes, or -1 for none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    Begin { region: u32 },
+    End { region: u32, reply_fd: Option<i32> },
+}
+
+/// The marker a system call is, if it is one.
+pub fn decode(num: i64, a1: u64, a2: u64, a3: u64, a4: u64) -> Option<Marker> {
+    if num != SYSCALL || a1 as u32 != MAGIC {
+        return None;
+    }
+    let region = a2 as u32;
+    match a3 as u32 {
+        PHASE_BEGIN => Some(Marker::Begin { region }),
+        PHASE_END => {
+            let fd = a4 as u32 as i32;
+            Some(Marker::End {
+                region,
+                reply_fd: (fd >= 0).then_some(fd),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The plugin's arguments: `-plugin libinsns_plugin.so,out=PATH`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Config {
+    /// Where every closed region is written as a JSON line, as it closes.
+    pub out: Option<PathBuf>,
+}
+
+impl Config {
+    /// Parses QEMU's `key=value` plugin arguments (QEMU has already
+    /// stripped a legacy `arg=` prefix).
+    pub fn parse<S: AsRef<str>>(raw: &[S]) -> Result<Config, String> {
+        let mut config = Config::default();
+        for arg in raw {
+            let arg = arg.as_ref();
+            match arg.split_once('=') {
+                Some(("out", path)) if !path.is_empty() => config.out = Some(path.into()),
+                _ => {
+                    return Err(format!(
+                        "unknown argument `{arg}`; expected `out=PATH` (JSON lines, one per region)"
+                    ))
+                }
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// What happened at a marker, for the output file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A region closed after `insns` guest instructions of its vCPU.
+    Closed { region: u32, vcpu: u32, insns: u64 },
+    /// A marker that does not pair up; the region has no count.
+    Error {
+        region: u32,
+        vcpu: u32,
+        error: &'static str,
+    },
+}
+
+impl Event {
+    /// The JSON line (without newline), e.g. `{"region":3,"vcpu":0,"insns":123456}`.
+    pub fn json(&self) -> String {
+        match self {
+            Event::Closed {
+                region,
+                vcpu,
+                insns,
+            } => format!(r#"{{"region":{region},"vcpu":{vcpu},"insns":{insns}}}"#),
+            Event::Error {
+                region,
+                vcpu,
+                error,
+            } => format!(r#"{{"region":{region},"vcpu":{vcpu},"error":"{error}"}}"#),
+        }
+    }
+}
+
+/// The open regions, per vCPU and region id, with the vCPU's instruction
+/// count when each opened. A region is counted on the vCPU (guest thread)
+/// that opened it only: other threads' instructions never enter it.
+#[derive(Debug, Default)]
+pub struct Regions {
+    open: BTreeMap<(u32, u32), u64>,
+}
+
+impl Regions {
+    pub const fn new() -> Regions {
+        Regions {
+            open: BTreeMap::new(),
+        }
+    }
+
+    pub fn begin(&mut self, vcpu: u32, region: u32, now: u64) -> Option<Event> {
+        self.open.insert((vcpu, region), now).map(|_| Event::Error {
+            region,
+            vcpu,
+            error: "begin of a region already open (count restarted)",
+        })
+    }
+
+    pub fn end(&mut self, vcpu: u32, region: u32, now: u64) -> Event {
+        match self.open.remove(&(vcpu, region)) {
+            Some(start) => Event::Closed {
+                region,
+                vcpu,
+                insns: now - start,
+            },
+            None => Event::Error {
+                region,
+                vcpu,
+                error: "end of a region not open on this thread",
+            },
+        }
+    }
+
+    /// Regions still open when the guest exits, by thread and region.
+    pub fn unclosed(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.open)
+            .into_keys()
+            .map(|(vcpu, region)| Event::Error {
+                region,
+                vcpu,
+                error: "region never ended",
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: u64 = MAGIC as u64;
+
+    #[test]
+    fn decodes_markers_of_64_and_32_bit_guests() {
+        assert_eq!(
+            decode(SYSCALL, M, 7, 0, u64::MAX),
+            Some(Marker::Begin { region: 7 })
+        );
+        // A 32-bit guest's -1, sign-extended or not.
+        for fd in [u64::MAX, 0xffff_ffff] {
+            assert_eq!(
+                decode(SYSCALL, M, 7, 1, fd),
+                Some(Marker::End {
+                    region: 7,
+                    reply_fd: None
+                })
+            );
+        }
+        assert_eq!(
+            decode(SYSCALL, M | 0xffff_ffff_0000_0000, 0xffff_ffff, 1, 5),
+            Some(Marker::End {
+                region: u32::MAX,
+                reply_fd: Some(5)
+            })
+        );
+    }
+
+    #[test]
+    fn ignores_other_system_calls() {
+        assert_eq!(decode(SYSCALL, 0, 7, 0, 0), None);
+        assert_eq!(decode(SYSCALL + 1, M, 7, 0, 0), None);
+        assert_eq!(decode(SYSCALL, M, 7, 2, 0), None);
+        assert_eq!(decode(64, M, 7, 0, 0), None);
+    }
+
+    #[test]
+    fn parses_arguments() {
+        assert_eq!(Config::parse::<&str>(&[]).unwrap(), Config::default());
+        assert_eq!(
+            Config::parse(&["out=/tmp/a b.jsonl"]).unwrap().out,
+            Some(PathBuf::from("/tmp/a b.jsonl"))
+        );
+        for bad in ["out=", "verbose=on", "out"] {
+            let err = Config::parse(&[bad]).unwrap_err();
+            assert!(err.contains(bad) && err.contains("out=PATH"), "{err}");
+        }
+    }
+
+    #[test]
+    fn pairs_regions_per_thread() {
+        let mut r = Regions::default();
+        assert_eq!(r.begin(0, 1, 100), None);
+        assert_eq!(r.begin(1, 1, 5), None);
+        assert_eq!(
+            r.end(0, 1, 150),
+            Event::Closed {
+                region: 1,
+                vcpu: 0,
+                insns: 50
+            }
+        );
+        assert!(matches!(r.end(0, 1, 160), Event::Error { .. }));
+        assert!(matches!(r.begin(1, 1, 7), Some(Event::Error { .. })));
+        assert_eq!(r.begin(0, 2, 170), None);
+        assert_eq!(
+            r.unclosed().iter().map(Event::json).collect::<Vec<_>>(),
+            [
+                r#"{"region":2,"vcpu":0,"error":"region never ended"}"#,
+                r#"{"region":1,"vcpu":1,"error":"region never ended"}"#
+            ]
+        );
+        assert_eq!(
+            Event::Closed {
+                region: 3,
+                vcpu: 0,
+                insns: 123456
+            }
+            .json(),
+            r#"{"region":3,"vcpu":0,"insns":123456}"#
+        );
+    }
+}

@@ -1,0 +1,302 @@
+//! End-to-end proof of the instruction-counting plugin: the guest in
+//! `qemu-plugin/guest/` (which counts a few operations with
+//! `harness::marker::insns_per_op`) is cross-built for a target and run
+//! under `qemu-<arch> -plugin libinsns_plugin.so`, and
+//!
+//! - five runs print identical counts (determinism);
+//! - an op with one `nop` more costs exactly 1.0 more per op, and its
+//!   op-loop regions exactly `iters` (and `2 * iters`) more instructions;
+//! - counting the same ops while a second thread spins gives the same
+//!   counts (a region counts only its own thread);
+//! - the plugin's `out=` file holds the same counts the guest read back;
+//! - without the plugin the guest runs and reports nothing counted.
+//!
+//! Cross-building needs what `cargo xtask test` installs: Debian's
+//! `rustc-web`, `cargo-web` and `rust-web-src` (build-std), the gcc cross
+//! compilers and `qemu-user`. A missing tool fails the test with its name.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ITERS: u64 = 10_000;
+const RUNS: usize = 5;
+
+/// The environment suites run in (as `xtask/src/runner.rs`).
+const CLEAN_ENV: &[(&str, &str)] = &[("PATH", "/usr/local/bin:/usr/bin:/bin"), ("LC_ALL", "C")];
+
+struct Target {
+    triple: &'static str,
+    linker: &'static str,
+    /// The Debian package of the linker.
+    linker_package: &'static str,
+    emulator: &'static str,
+    /// Built with the stable host toolchain, no build-std.
+    host: bool,
+}
+
+/// `libinsns_plugin.so` of the profile these tests were built with: cargo
+/// builds the package's library (cdylib and rlib) into `deps/` before its
+/// integration tests, beside the test executable.
+fn plugin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/determinism-<hash>
+    let deps = exe.parent().unwrap();
+    let so = [deps, deps.parent().unwrap()]
+        .map(|d| d.join("libinsns_plugin.so"))
+        .into_iter()
+        .find(|p| p.is_file());
+    so.unwrap_or_else(|| {
+        panic!(
+            "no libinsns_plugin.so in {}: build it with `cargo build -p insns-plugin`",
+            deps.display()
+        )
+    })
+}
+
+fn require(tool: &str, package: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+        .unwrap_or(false)
+        || Path::new(tool).is_file();
+    assert!(
+        found,
+        "{tool} not found: install the Debian package {package}"
+    );
+}
+
+/// lockmatrix's cache directory, found as `xtask/src/build.rs` finds it.
+fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("LOCKMATRIX_CACHE") {
+        return d.into();
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("lockmatrix")
+}
+
+/// Cross-builds the guest for `t` into lockmatrix's per-target cache
+/// directory (where the build-std standard library of the suites already
+/// is) and returns the binary.
+fn build_guest(t: &Target) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target_dir = cache_dir().join("target").join(t.triple);
+    let env_key = |key: &str| {
+        format!(
+            "CARGO_TARGET_{}_{key}",
+            t.triple.to_uppercase().replace(['-', '.'], "_")
+        )
+    };
+    require(t.linker, t.linker_package);
+    let cargo = if t.host {
+        std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+    } else {
+        require("/usr/bin/cargo", "cargo-web");
+        require("/usr/bin/rustc", "rustc-web");
+        "/usr/bin/cargo".into()
+    };
+    let mut cmd = Command::new(&cargo);
+    for var in [
+        "RUSTUP_TOOLCHAIN",
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_BUILD_TARGET",
+        "CARGO_BUILD_TARGET_DIR",
+        "RUSTC_BOOTSTRAP",
+        "RUSTC",
+        "CARGO_TARGET_DIR",
+        "CARGO_MAKEFLAGS",
+        "CARGO_PRIMARY_PACKAGE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.current_dir(root.join("guest"))
+        .args(["build", "--release", "--locked", "--target", t.triple])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .env(env_key("LINKER"), t.linker)
+        .env(env_key("RUSTFLAGS"), "-C target-feature=+crt-static");
+    if !t.host {
+        cmd.arg("-Zbuild-std=std,panic_abort")
+            .env("RUSTC", "/usr/bin/rustc")
+            .env("RUSTC_BOOTSTRAP", "1");
+    }
+    let out = cmd.output().expect("run cargo");
+    assert!(
+        out.status.success(),
+        "building the guest for {} failed:\n{}",
+        t.triple,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target_dir
+        .join(t.triple)
+        .join("release")
+        .join("insns-guest")
+}
+
+/// Runs the guest under the emulator in a clean environment from `/`;
+/// returns its stdout. `extra_env` perturbs the environment (and so the
+/// initial stack) for the robustness check.
+fn run(t: &Target, guest: &Path, plugin_args: Option<&str>, extra_env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(t.emulator);
+    if let Some(args) = plugin_args {
+        cmd.arg("-plugin").arg(args);
+    }
+    let out = cmd
+        .arg(guest)
+        .arg(ITERS.to_string())
+        .env_clear()
+        .envs(CLEAN_ENV.iter().copied())
+        .envs(extra_env.iter().copied())
+        .current_dir("/")
+        .output()
+        .expect("run the emulator");
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{} {} failed ({}):\n{}",
+        t.emulator,
+        guest.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn parse(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn op<'a>(records: &'a [Value], name: &str) -> &'a Value {
+    records
+        .iter()
+        .find(|r| r["op"] == name)
+        .unwrap_or_else(|| panic!("no op {name} in {records:?}"))
+}
+
+fn regions(r: &Value) -> Vec<u64> {
+    r["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect()
+}
+
+fn check(t: &Target) {
+    require(t.emulator, "qemu-user");
+    let plugin = plugin();
+    let guest = build_guest(t);
+    let out = std::env::temp_dir().join(format!(
+        "insns-plugin-test-{}-{}.jsonl",
+        t.triple,
+        std::process::id()
+    ));
+    let with_out = format!("{},out={}", plugin.display(), out.display());
+    let plain = plugin.display().to_string();
+
+    // Determinism: five runs, byte-identical output.
+    let first = run(t, &guest, Some(&with_out), &[]);
+    for _ in 1..RUNS {
+        assert_eq!(run(t, &guest, Some(&plain), &[]), first, "{}", t.triple);
+    }
+    let records = parse(&first);
+    eprintln!("{}:\n{first}", t.triple);
+
+    // One instruction more per op: exactly 1 per op, `iters` per region.
+    let (a, b) = (op(&records, "plain"), op(&records, "plain_nop"));
+    assert_eq!(
+        b["per_op"].as_f64().unwrap(),
+        a["per_op"].as_f64().unwrap() + 1.0,
+        "{a} {b}"
+    );
+    let (ra, rb) = (regions(a), regions(b));
+    assert_eq!(rb[0] - ra[0], ITERS, "{a} {b}");
+    assert_eq!(rb[1] - ra[1], 2 * ITERS, "{a} {b}");
+    // A second thread spinning beside the regions changes nothing: a
+    // region counts only the thread that opened it.
+    for name in ["plain", "plain_nop", "cas_seqcst", "fetch_add_relaxed"] {
+        let (alone, beside) = (op(&records, name), op(&records, &format!("{name}+spinner")));
+        assert_eq!(alone["per_op"], beside["per_op"], "{alone} {beside}");
+        assert_eq!(regions(alone), regions(beside), "{alone} {beside}");
+    }
+    // Every op's count is an exact integer per op and at least one insn.
+    for r in &records {
+        let per_op = r["per_op"].as_f64().unwrap();
+        assert!(per_op >= 1.0 && per_op.fract() == 0.0, "{r}");
+    }
+
+    // The out= file holds the same counts: the probe, then four per op.
+    let file = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_file(&out).ok();
+    let lines = parse(&file);
+    let counts: Vec<u64> = lines.iter().map(|l| l["insns"].as_u64().unwrap()).collect();
+    let printed: Vec<u64> = records.iter().flat_map(regions).collect();
+    assert_eq!(counts[1..], printed[..], "{file}");
+    assert!(lines.iter().all(|l| l["vcpu"] == 0), "{file}");
+
+    // A different environment moves the stack, not the per-op counts.
+    let moved = parse(&run(
+        t,
+        &guest,
+        Some(&plain),
+        &[("LOCKMATRIX_PAD", &"x".repeat(3000))],
+    ));
+    for (r, m) in records.iter().zip(&moved) {
+        assert_eq!(r["per_op"], m["per_op"], "{r} {m}");
+    }
+
+    // Without the plugin nothing is counted, and nothing breaks.
+    let bare = parse(&run(t, &guest, None, &[]));
+    assert!(bare.iter().all(|r| r["counted"] == false), "{bare:?}");
+}
+
+#[test]
+fn host_x86_64_counts_are_deterministic_and_exact() {
+    check(&Target {
+        triple: "x86_64-unknown-linux-gnu",
+        linker: "cc",
+        linker_package: "gcc",
+        emulator: "qemu-x86_64",
+        host: true,
+    });
+}
+
+#[test]
+fn aarch64_counts_are_deterministic_and_exact() {
+    check(&Target {
+        triple: "aarch64-unknown-linux-gnu",
+        linker: "aarch64-linux-gnu-gcc",
+        linker_package: "gcc-aarch64-linux-gnu",
+        emulator: "qemu-aarch64",
+        host: false,
+    });
+}
+
+#[test]
+fn powerpc64_counts_are_deterministic_and_exact() {
+    check(&Target {
+        triple: "powerpc64-unknown-linux-gnu",
+        linker: "powerpc64-linux-gnu-gcc",
+        linker_package: "gcc-powerpc64-linux-gnu",
+        emulator: "qemu-ppc64",
+        host: false,
+    });
+}
+
+#[test]
+fn mips_counts_are_deterministic_and_exact() {
+    check(&Target {
+        triple: "mips-unknown-linux-gnu",
+        linker: "mips-linux-gnu-gcc",
+        linker_package: "gcc-mips-linux-gnu",
+        emulator: "qemu-mips",
+        host: false,
+    });
+}

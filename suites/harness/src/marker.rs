@@ -1,0 +1,218 @@
+//! Region markers for counting guest instructions under QEMU.
+//!
+//! Under qemu-user with the `insns-plugin` TCG plugin (`qemu-plugin/`), the
+//! plugin counts the instructions a thread executes between [`begin`] and
+//! [`end`] of a region. A marker is a system call that Linux rejects with
+//! ENOSYS on every architecture, natively and under QEMU, so a marked binary
+//! runs unchanged without the plugin (and on real hardware): markers then
+//! cost two failing system calls and [`insns_per_op`] returns `None` at once.
+//!
+//! At an `end` that names a reply pipe the plugin writes the region's count
+//! into it, so the suite learns its own counts and reports `insns_per_op`
+//! samples like any other metric. (qemu-user does not renumber file
+//! descriptors: the guest's pipe is the same descriptor in QEMU's process.)
+//!
+//! Counts are exact and repeat from run to run for single-threaded code.
+//! Never count a region whose result depends on other threads (spinning,
+//! contention): the count is then as noisy as time. A region counts only
+//! the thread that opened it; other threads' instructions never enter it.
+//!
+//! The constants here must equal `qemu-plugin/src/protocol.rs`.
+
+use libc::c_long;
+use std::hint::black_box;
+use std::sync::OnceLock;
+
+/// The marker's system call number: the mips o32 slot `reserved221`
+/// (o32 numbers are 4000 + n, and qemu-mips shows plugins only numbers of
+/// its o32 table), ENOSYS on every ABI. See `qemu-plugin/src/protocol.rs`.
+pub const SYSCALL: c_long = 4221;
+/// The first argument of a marker, "LMKR".
+pub const MAGIC: c_long = 0x4c4d_4b52;
+const BEGIN: c_long = 0;
+const END: c_long = 1;
+const NO_REPLY: c_long = -1;
+
+#[inline(always)]
+fn marker(region: u32, phase: c_long, reply_fd: c_long) {
+    // `region as c_long` wraps on 32-bit targets; the plugin reads 32 bits.
+    // SAFETY: a system call every kernel and QEMU reject with ENOSYS; it
+    // reads and writes no memory.
+    unsafe {
+        libc::syscall(SYSCALL, MAGIC, region as c_long, phase, reply_fd);
+    }
+}
+
+/// Opens region `region` on this thread.
+#[inline(never)]
+pub fn begin(region: u32) {
+    marker(region, BEGIN, NO_REPLY);
+}
+
+/// Closes region `region` on this thread; the plugin writes its count to
+/// its `out=` file only.
+#[inline(never)]
+pub fn end(region: u32) {
+    marker(region, END, NO_REPLY);
+}
+
+/// The reply pipe: (read end, write end), non-blocking, or `None` when
+/// this process cannot make one.
+fn pipe() -> Option<(c_long, c_long)> {
+    static PIPE: OnceLock<Option<(c_long, c_long)>> = OnceLock::new();
+    *PIPE.get_or_init(|| {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe2 writes two descriptors into `fds`.
+        let ok = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) };
+        (ok == 0).then_some((fds[0] as c_long, fds[1] as c_long))
+    })
+}
+
+/// Closes region `region` and returns its count, or `None` without the
+/// plugin.
+#[inline(never)]
+fn end_and_read(region: u32, (read_fd, write_fd): (c_long, c_long)) -> Option<u64> {
+    marker(region, END, write_fd);
+    let mut bytes = [0u8; 8];
+    // SAFETY: reads at most 8 bytes into `bytes` from our own pipe.
+    let n = unsafe { libc::read(read_fd as libc::c_int, bytes.as_mut_ptr().cast(), 8) };
+    // Non-blocking: without the plugin nothing was written and read fails
+    // with EAGAIN. The plugin writes 8 bytes at once (atomic on a pipe).
+    (n == 8).then(|| u64::from_le_bytes(bytes))
+}
+
+/// Runs `f` inside region `region` and returns its result and the number of
+/// guest instructions the region took, or `None` when nothing counts them.
+/// The count includes the markers' own fixed overhead (the tail of the
+/// `begin` system call wrapper, the head of `end`'s), so compare counts by
+/// difference, as [`insns_per_op`] does.
+#[inline(always)]
+pub fn count<R>(region: u32, f: impl FnOnce() -> R) -> (R, Option<u64>) {
+    let Some(pipe) = pipe() else {
+        return (f(), None);
+    };
+    begin(region);
+    let r = f();
+    (r, end_and_read(region, pipe))
+}
+
+/// The region id of the probe of [`counting`] (an empty region, written
+/// to the plugin's `out=` file like any other).
+pub const PROBE_REGION: u32 = u32::MAX;
+
+/// Whether instructions are being counted: true under qemu-user with the
+/// plugin loaded. Probed once (an empty region) and remembered.
+pub fn counting() -> bool {
+    static COUNTING: OnceLock<bool> = OnceLock::new();
+    *COUNTING.get_or_init(|| count(PROBE_REGION, || ()).1.is_some())
+}
+
+/// Instructions per operation, from four counted regions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InsnsPerOp {
+    /// Instructions of one operation: the op loop's per-iteration count
+    /// minus the empty loop's. The metric `insns_per_op`.
+    pub per_op: f64,
+    /// Per iteration of the op loop, loop counter and branch included.
+    pub op_loop: f64,
+    /// Per iteration of the empty loop.
+    pub empty_loop: f64,
+    /// Raw counts: op loop of `iters` and `2 * iters` iterations, empty
+    /// loop of `iters` and `2 * iters`.
+    pub regions: [u64; 4],
+}
+
+/// The loop of [`crate::measure`], without the timer, counted as one
+/// region. One instance per `op`, called with different `iters`: both
+/// regions of an op run the very same machine code, so everything but the
+/// iterations cancels in their difference.
+#[inline(never)]
+fn counted_op_loop<F: FnMut(u64)>(
+    region: u32,
+    iters: u64,
+    op: &mut F,
+    pipe: (c_long, c_long),
+) -> Option<u64> {
+    begin(region);
+    for i in 0..iters {
+        op(black_box(i));
+    }
+    end_and_read(region, pipe)
+}
+
+#[inline(never)]
+fn counted_empty_loop(region: u32, iters: u64, pipe: (c_long, c_long)) -> Option<u64> {
+    begin(region);
+    for i in 0..iters {
+        black_box(i);
+    }
+    end_and_read(region, pipe)
+}
+
+/// Counts the instructions of `op`, or returns `None` when not counting
+/// (natively, or under QEMU without the plugin) after one cheap probe.
+///
+/// Method. The op loop is counted over `iters` and over `2 * iters`
+/// iterations, by one function called twice, and the first count
+/// subtracted from the second: what the two regions share (the markers,
+/// the loop's set-up and exit) cancels exactly, leaving `iters` iterations
+/// of the loop. The empty loop is counted the same way and its
+/// per-iteration count (loop counter, compare and branch, the `black_box`)
+/// subtracted, as the timed measurements subtract the empty-loop baseline,
+/// leaving the operation's own instructions. Differencing rather than
+/// subtracting a single empty region keeps the result an exact integer for
+/// an op whose path does not vary: one instruction more in `op` adds
+/// exactly 1.0 to `per_op` (and `iters` to each op region).
+///
+/// A warm-up pass first runs lazy initialisation (feature detection, first
+/// use of a lock) outside the regions, as `measure::per_op` does. `region`
+/// names the four regions in the plugin's `out=` file (same id, in the
+/// order of [`InsnsPerOp::regions`]). Call it on one thread only, with no
+/// other thread running code that `op` waits for.
+pub fn insns_per_op(region: u32, iters: u64, mut op: impl FnMut(u64)) -> Option<InsnsPerOp> {
+    assert!(iters > 0);
+    let pipe = pipe().filter(|_| counting())?;
+    for i in 0..iters.min(1000) {
+        op(black_box(i));
+    }
+    let op1 = counted_op_loop(region, iters, &mut op, pipe)?;
+    let op2 = counted_op_loop(region, 2 * iters, &mut op, pipe)?;
+    let empty1 = counted_empty_loop(region, iters, pipe)?;
+    let empty2 = counted_empty_loop(region, 2 * iters, pipe)?;
+    let per_iter = |a: u64, b: u64| (b as f64 - a as f64) / iters as f64;
+    let (op_loop, empty_loop) = (per_iter(op1, op2), per_iter(empty1, empty2));
+    Some(InsnsPerOp {
+        per_op: op_loop - empty_loop,
+        op_loop,
+        empty_loop,
+        regions: [op1, op2, empty1, empty2],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_harmless_without_the_plugin() {
+        // Natively (the unit tests run on the host) the marker is ENOSYS.
+        begin(1);
+        end(1);
+        // SAFETY: the marker system call itself, to see the kernel's answer.
+        let ret = unsafe { libc::syscall(SYSCALL, MAGIC, 1 as c_long, BEGIN, NO_REPLY) };
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        // ENOSYS natively; EPERM where a seccomp filter denies unknown calls.
+        assert!(
+            ret == -1 && matches!(errno, Some(libc::ENOSYS | libc::EPERM)),
+            "{ret} {errno:?}"
+        );
+        assert_eq!(count(2, || 7), (7, None));
+        assert!(!counting());
+        assert_eq!(
+            insns_per_op(3, 100, |i| {
+                black_box(i);
+            }),
+            None
+        );
+    }
+}
