@@ -90,7 +90,24 @@ pub fn command(root: &Path, job: &Job, suites: &[&str], features: &[String]) -> 
     (cmd, target_dir.join(triple).join("release"))
 }
 
-fn build_one(root: &Path, job: &Job, suites: &[&str], features: &[String], log: &Path) -> Built {
+/// Links (or copies) a built binary to `to`: the run keeps the exact
+/// binaries it ran, whatever a later build leaves in the shared cache, so
+/// its reproducer commands stay true.
+fn keep(from: &Path, to: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_file(to);
+    std::fs::hard_link(from, to)
+        .or_else(|_| std::fs::copy(from, to).map(|_| ()))
+        .map_err(|e| format!("keeping {}: {e}", from.display()))
+}
+
+fn build_one(
+    root: &Path,
+    job: &Job,
+    suites: &[&str],
+    features: &[String],
+    log: &Path,
+    bins: &Path,
+) -> Built {
     let start = Instant::now();
     let (mut cmd, out_dir) = command(root, job, suites, features);
     let result = match cmd.output() {
@@ -99,10 +116,18 @@ fn build_one(root: &Path, job: &Job, suites: &[&str], features: &[String], log: 
             let _ = std::fs::write(log, &out.stderr);
             let missing = suites.iter().find(|s| !out_dir.join(s).is_file());
             if out.status.success() && missing.is_none() {
-                Ok(suites
-                    .iter()
-                    .map(|s| (s.to_string(), out_dir.join(s)))
-                    .collect())
+                let to = bins.join(&job.target.name);
+                std::fs::create_dir_all(&to)
+                    .map_err(|e| format!("creating {}: {e}", to.display()))
+                    .and_then(|()| {
+                        suites
+                            .iter()
+                            .map(|s| {
+                                keep(&out_dir.join(s), &to.join(s))
+                                    .map(|()| (s.to_string(), to.join(s)))
+                            })
+                            .collect()
+                    })
             } else if let (true, Some(s)) = (out.status.success(), missing) {
                 Err(format!(
                     "build produced no binary {}",
@@ -125,13 +150,15 @@ fn build_one(root: &Path, job: &Job, suites: &[&str], features: &[String], log: 
     }
 }
 
-/// Builds every job, `parallel` at a time; results in job order.
+/// Builds every job, `parallel` at a time; results in job order. The
+/// binaries are kept under `bins/<target>/`.
 pub fn build_all(
     root: &Path,
     jobs: &[Job],
     suites: &[&str],
     features: &[String],
     logs: &Path,
+    bins: &Path,
     parallel: usize,
 ) -> Vec<Built> {
     let queue: Mutex<VecDeque<usize>> = Mutex::new((0..jobs.len()).collect());
@@ -151,6 +178,7 @@ pub fn build_all(
                     suites,
                     features,
                     &logs.join(format!("build-{name}.log")),
+                    bins,
                 );
                 let outcome = match &built.binaries {
                     Ok(_) => format!("built in {:.1}s", built.secs),

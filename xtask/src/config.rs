@@ -54,6 +54,9 @@ pub struct Target {
     pub labels: Vec<String>,
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// How far `insns_per_op` may move (0.01 = 1%) before the gate fails.
+    #[serde(default)]
+    pub insns_tolerance: f64,
     #[serde(default)]
     pub ssh: Option<SshHost>,
 }
@@ -195,6 +198,15 @@ fn validate(config: &Config, text: &str) -> Result<(), Exit2> {
                 ))
             }
             _ => {}
+        }
+        if !(0.0..1.0).contains(&t.insns_tolerance) {
+            return Err(err(
+                i,
+                format!(
+                    "insns_tolerance must be in [0, 1), got {}",
+                    t.insns_tolerance
+                ),
+            ));
         }
         if t.timeout_secs == Some(0) {
             return Err(err(i, "timeout_secs must be at least 1".into()));

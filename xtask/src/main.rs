@@ -12,6 +12,7 @@ mod gate;
 mod host;
 mod matrix;
 mod packages;
+mod plugin;
 mod progress;
 mod protocol;
 mod results;
@@ -149,6 +150,9 @@ enum Command {
         /// Report the comparison with the baselines but never fail on it
         #[arg(long)]
         no_gate: bool,
+        /// Do not count instructions under QEMU (no insns_per_op)
+        #[arg(long)]
+        no_insns: bool,
         /// Also build this git revision and gate on interleaved base/head
         /// rounds run now on this machine, instead of the committed baselines
         #[arg(long, value_name = "REV")]
@@ -283,6 +287,7 @@ fn record_native_runs(
         features: Vec::new(),
         install: true,
         against: None,
+        no_insns: false,
     };
     (0..count.max(1))
         .map(|i| {
@@ -337,6 +342,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             features,
             no_install,
             no_gate,
+            no_insns,
             against,
             gate,
         } => {
@@ -351,6 +357,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                 features,
                 install: !no_install,
                 against,
+                no_insns,
             };
             let matrix::Outcome { run, dir, base } =
                 matrix::run(&root, &config, targets, &suites, &opts)?;

@@ -27,6 +27,8 @@ pub struct Options {
     /// A git revision to build as well and interleave with this tree's
     /// rounds (`--against`).
     pub against: Option<String>,
+    /// Do not load the instruction-counting plugin under QEMU.
+    pub no_insns: bool,
 }
 
 /// A matrix run, and with `--against` the base revision's run made in the
@@ -153,6 +155,7 @@ pub fn run(
         command: std::env::args().skip(1).collect(),
         profile: opts.profile.clone(),
         host: host::collect(root),
+        insns_plugin: None,
         targets: Vec::new(),
     };
 
@@ -187,6 +190,7 @@ pub fn run(
                 }),
             build_secs: None,
             run_secs: None,
+            insns_tolerance: t.insns_tolerance,
             suites: Vec::new(),
         };
         let mut job = None;
@@ -217,7 +221,7 @@ pub fn run(
 
     let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
     // The base revision builds first into the same cache (std is shared);
-    // its binaries are copied aside before this tree's build replaces them.
+    // each build keeps its binaries in the run directory.
     let mut base_built: Vec<Result<std::collections::BTreeMap<String, PathBuf>, String>> =
         Vec::new();
     if let Some(rev) = &opts.against {
@@ -225,33 +229,37 @@ pub fn run(
         let logs = dir.join("logs/base");
         std::fs::create_dir_all(&logs)?;
         eprintln!("building the base revision {rev} ({})", tree.display());
-        for (job, b) in jobs.iter().zip(build::build_all(
-            &tree,
-            &jobs,
-            &names,
-            &opts.features,
-            &logs,
-            2,
-        )) {
-            base_built.push(
-                b.binaries
-                    .map_err(|e| format!("base {rev}: {e}"))
-                    .and_then(|bins| {
-                        let to = dir.join("base-bin").join(&job.target.name);
-                        std::fs::create_dir_all(&to).map_err(|e| e.to_string())?;
-                        bins.into_iter()
-                            .map(|(suite, bin)| {
-                                let copy = to.join(&suite);
-                                std::fs::copy(&bin, &copy)
-                                    .map_err(|e| format!("copying {}: {e}", bin.display()))?;
-                                Ok((suite, copy))
-                            })
-                            .collect()
-                    }),
-            );
+        let base_bins = dir.join("base-bin");
+        for b in build::build_all(&tree, &jobs, &names, &opts.features, &logs, &base_bins, 2) {
+            base_built.push(b.binaries.map_err(|e| format!("base {rev}: {e}")));
         }
     }
-    let built = build::build_all(root, &jobs, &names, &opts.features, &dir.join("logs"), 2);
+    let built = build::build_all(
+        root,
+        &jobs,
+        &names,
+        &opts.features,
+        &dir.join("logs"),
+        &dir.join("bin"),
+        2,
+    );
+    let plugin = if opts.no_insns || !jobs.iter().any(|j| j.target.runner == RunnerKind::Qemu) {
+        None
+    } else {
+        match crate::plugin::build(root) {
+            Ok(so) => {
+                run.insns_plugin = Some(ToolInfo {
+                    what: so.display().to_string(),
+                    version: format!("insns-plugin, QEMU plugin API {}", crate::plugin::API),
+                });
+                Some(so)
+            }
+            Err(why) => {
+                eprintln!("warning: no insns_per_op this run: {why}");
+                None
+            }
+        }
+    };
     let mut base_run = opts.against.as_ref().map(|_| run.clone());
 
     let progress = crate::progress::Progress::new("run", jobs.len());
@@ -306,8 +314,9 @@ pub fn run(
                     r.run(&name, args, timeout)
                 }
                 None => {
-                    let inv = runner::invocation(t, binary, args);
-                    runner::execute(&inv, &out_dir, timeout)
+                    let inv = runner::invocation(t, binary, args, plugin.as_deref());
+                    // A fixed working directory: the run's own differs every time.
+                    runner::execute(&inv, Path::new("/"), timeout)
                         .map(|o| (o, inv.shell()))
                         .map_err(|e| format!("cannot start {}: {e}", inv.program))
                 }

@@ -39,6 +39,9 @@ pub struct Run {
     pub command: Vec<String>,
     pub profile: String,
     pub host: Host,
+    /// The QEMU plugin that counted `insns_per_op`, if one was loaded.
+    #[serde(default)]
+    pub insns_plugin: Option<ToolInfo>,
     pub targets: Vec<TargetResult>,
 }
 
@@ -62,6 +65,9 @@ pub struct TargetResult {
     pub emulator: Option<ToolInfo>,
     pub build_secs: Option<f64>,
     pub run_secs: Option<f64>,
+    /// How far `insns_per_op` may move before the gate fails (targets.yaml).
+    #[serde(default)]
+    pub insns_tolerance: f64,
     pub suites: Vec<SuiteRun>,
 }
 

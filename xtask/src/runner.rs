@@ -41,18 +41,35 @@ fn quote(word: &str) -> String {
 }
 
 /// The command that runs `binary` with `args` on `target` (native and
-/// qemu; ssh targets are run by `ssh.rs`).
-pub fn invocation(target: &Target, binary: &Path, args: &[String]) -> Invocation {
-    let binary = binary.display().to_string();
+/// qemu; ssh targets are run by `ssh.rs`). Under QEMU, `plugin` is loaded
+/// to count instructions, and argv[0] is the suite's bare name so the
+/// guest's stack, and so its instruction counts, do not depend on where
+/// the binary was built.
+pub fn invocation(
+    target: &Target,
+    binary: &Path,
+    args: &[String],
+    plugin: Option<&Path>,
+) -> Invocation {
+    let path = binary.display().to_string();
     match target.runner {
-        RunnerKind::Qemu => Invocation {
-            program: target.emulator.clone().unwrap_or_default(),
-            args: std::iter::once(binary)
-                .chain(args.iter().cloned())
-                .collect(),
-        },
+        RunnerKind::Qemu => {
+            let name = binary
+                .file_name()
+                .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+            let mut argv = vec!["-0".to_string(), name];
+            if let Some(p) = plugin {
+                argv.extend(["-plugin".to_string(), p.display().to_string()]);
+            }
+            argv.push(path);
+            argv.extend(args.iter().cloned());
+            Invocation {
+                program: target.emulator.clone().unwrap_or_default(),
+                args: argv,
+            }
+        }
         RunnerKind::Native | RunnerKind::Ssh => Invocation {
-            program: binary,
+            program: path,
             args: args.to_vec(),
         },
     }

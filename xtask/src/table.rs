@@ -83,72 +83,91 @@ fn to_ns(s: &Sample, timer_hz: f64) -> Option<f64> {
     }
 }
 
-/// Per suite, the median time of every timed cell (rows) on every target
-/// (columns), in nanoseconds.
-pub fn timings(run: &Run) -> String {
-    let mut out = String::new();
-    let mut suites: Vec<&str> = Vec::new();
+/// Instructions per operation, counted exactly under QEMU.
+fn to_insns(s: &Sample, _timer_hz: f64) -> Option<f64> {
+    (s.metric == "insns_per_op").then_some(s.value?)
+}
+
+/// One table per suite: a row per cell (bench, case, metric), a column per
+/// target, the median over rounds of what `pick` takes from each sample.
+fn per_target(
+    run: &Run,
+    suite: &str,
+    pick: fn(&Sample, f64) -> Option<f64>,
+    decimals: usize,
+) -> Option<String> {
+    let columns: Vec<&str> = run
+        .targets
+        .iter()
+        .filter(|t| t.suites.iter().any(|s| s.suite == suite))
+        .map(|t| t.name.as_str())
+        .collect();
+    // (bench, case, metric) -> target -> values
+    let mut cells: BTreeMap<(String, String, String), BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
     for t in &run.targets {
-        for s in &t.suites {
-            if !suites.contains(&s.suite.as_str()) {
-                suites.push(&s.suite);
-            }
-        }
-    }
-    for suite in suites {
-        let columns: Vec<&str> = run
-            .targets
-            .iter()
-            .filter(|t| t.suites.iter().any(|s| s.suite == suite))
-            .map(|t| t.name.as_str())
-            .collect();
-        // (bench, case, metric) -> target -> values
-        let mut cells: BTreeMap<(String, String, String), BTreeMap<&str, Vec<f64>>> =
-            BTreeMap::new();
-        for t in &run.targets {
-            for s in t.suites.iter().filter(|s| s.suite == suite) {
-                let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
-                for sample in &s.samples {
-                    if let Some(ns) = to_ns(sample, hz) {
-                        let key = (
-                            sample.bench.clone(),
-                            case_label(&sample.case),
-                            sample.metric.clone(),
-                        );
-                        cells
-                            .entry(key)
-                            .or_default()
-                            .entry(t.name.as_str())
-                            .or_default()
-                            .push(ns);
-                    }
+        for s in t.suites.iter().filter(|s| s.suite == suite) {
+            let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
+            for sample in &s.samples {
+                if let Some(v) = pick(sample, hz) {
+                    let key = (
+                        sample.bench.clone(),
+                        case_label(&sample.case),
+                        sample.metric.clone(),
+                    );
+                    cells
+                        .entry(key)
+                        .or_default()
+                        .entry(t.name.as_str())
+                        .or_default()
+                        .push(v);
                 }
             }
         }
-        if cells.is_empty() {
-            continue;
+    }
+    if cells.is_empty() {
+        return None;
+    }
+    let header = ["bench", "case", "metric"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(columns.iter().map(|c| c.to_string()));
+    let mut rows = vec![header.collect::<Vec<_>>()];
+    for ((bench, case, metric), mut per_target) in cells {
+        let mut row = vec![bench, case, metric];
+        for c in &columns {
+            row.push(
+                per_target
+                    .get_mut(c)
+                    .and_then(|v| median(v))
+                    .map_or("-".into(), |v| format!("{v:.decimals$}")),
+            );
         }
-        let mut rows = vec![["bench", "case", "metric"]
-            .iter()
-            .map(|s| s.to_string())
-            .chain(columns.iter().map(|c| c.to_string()))
-            .collect::<Vec<_>>()];
-        for ((bench, case, metric), mut per_target) in cells {
-            let mut row = vec![bench, case, metric];
-            for c in &columns {
-                row.push(
-                    per_target
-                        .get_mut(c)
-                        .and_then(|v| median(v))
-                        .map_or("-".into(), |ns| format!("{ns:.1}")),
-                );
-            }
-            rows.push(row);
+        rows.push(row);
+    }
+    Some(render(&rows))
+}
+
+/// Per suite, the median time of every timed cell on every target, in
+/// nanoseconds, and the instructions per operation where QEMU counted them.
+pub fn timings(run: &Run) -> String {
+    let mut suites: Vec<&str> = Vec::new();
+    for s in run.targets.iter().flat_map(|t| &t.suites) {
+        if !suites.contains(&s.suite.as_str()) {
+            suites.push(&s.suite);
         }
-        out.push_str(&format!(
-            "\n{suite}: median ns per op (QEMU columns time the emulator: advisory)\n"
-        ));
-        out.push_str(&render(&rows));
+    }
+    let mut out = String::new();
+    for suite in suites {
+        if let Some(table) = per_target(run, suite, to_ns, 1) {
+            out.push_str(&format!(
+                "\n{suite}: median time in ns, ticks converted (QEMU columns time the emulator: advisory)\n{table}"
+            ));
+        }
+        if let Some(table) = per_target(run, suite, to_insns, 1) {
+            out.push_str(&format!(
+                "\n{suite}: instructions per op under QEMU (exact; gated)\n{table}"
+            ));
+        }
     }
     out
 }

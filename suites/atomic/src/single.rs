@@ -3,7 +3,7 @@
 use crate::ops;
 use crate::sigmask::{is_blocked, SigSets};
 use harness::json::obj;
-use harness::measure::per_op;
+use harness::measure::{insns_sample, per_op};
 use harness::out::Better;
 use harness::{timer, Args, Out};
 use std::hint::black_box;
@@ -34,16 +34,18 @@ pub fn run(args: &Args, out: &Out) {
     for (name, cas) in ops::cas_variants() {
         let word = AtomicUsize::new(0);
         let (mut next, mut misses) = (0usize, 0u64);
+        let mut op = |_| {
+            if cas(&word, next, next.wrapping_add(1)) != next {
+                misses += 1;
+            }
+            next = next.wrapping_add(1);
+        };
         for round in 0..rounds {
-            let b = per_op(iters, reps, |_| {
-                if cas(&word, next, next.wrapping_add(1)) != next {
-                    misses += 1;
-                }
-                next = next.wrapping_add(1);
-            });
+            let b = per_op(iters, reps, &mut op);
             emit(out, name, round, b.per_op);
         }
         let case = obj([("op", name.into())]);
+        insns_sample(out, BENCH, &case, &mut op);
         out.check_eq(BENCH, &case, "every_cas_succeeded", 0, misses);
         out.check_eq(
             BENCH,
@@ -57,16 +59,18 @@ pub fn run(args: &Args, out: &Out) {
     for (name, add) in ops::add_return_variants() {
         let word = AtomicUsize::new(0);
         let (mut calls, mut wrong) = (0usize, 0u64);
+        let mut op = |_| {
+            calls = calls.wrapping_add(1);
+            if add(&word, 1) != calls {
+                wrong += 1;
+            }
+        };
         for round in 0..rounds {
-            let b = per_op(iters, reps, |_| {
-                calls = calls.wrapping_add(1);
-                if add(&word, 1) != calls {
-                    wrong += 1;
-                }
-            });
+            let b = per_op(iters, reps, &mut op);
             emit(out, name, round, b.per_op);
         }
         let case = obj([("op", name.into())]);
+        insns_sample(out, BENCH, &case, &mut op);
         out.check_eq(BENCH, &case, "returned_new_value", 0, wrong);
         out.check_eq(
             BENCH,
@@ -81,6 +85,9 @@ pub fn run(args: &Args, out: &Out) {
         let b = per_op(iters, reps, |_| ops::fence_seqcst());
         emit(out, "fence", round, b.per_op);
     }
+    insns_sample(out, BENCH, &obj([("op", "fence".into())]), |_| {
+        ops::fence_seqcst()
+    });
 
     let sets = SigSets::new();
     let mut blocked_after_disable = true;
@@ -107,6 +114,16 @@ pub fn run(args: &Args, out: &Out) {
         });
         emit(out, "irq_disable_enable", round, b.per_op);
     }
+    let op_case = |op: &str| obj([("op", op.into())]);
+    insns_sample(out, BENCH, &op_case("irq_disable"), |_| {
+        note(sets.disable())
+    });
+    insns_sample(out, BENCH, &op_case("irq_enable"), |_| note(sets.enable()));
+    insns_sample(out, BENCH, &op_case("irq_disable_enable"), |i| {
+        note(sets.disable());
+        black_box(i);
+        note(sets.enable());
+    });
     let case = obj([("op", "irq_disable_enable".into())]);
     let detail = |ok: bool| obj([("seen", ok.into())]);
     out.check(

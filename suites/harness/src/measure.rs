@@ -6,8 +6,10 @@
 //! difference is divided by `iters`. Each is repeated `reps` times and the
 //! median kept, which discards batches hit by an interrupt or migration.
 
-use crate::timer;
+use crate::out::{Better, Out};
+use crate::{json::J, marker, timer};
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// One measurement: ticks per operation and the medians it came from.
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +61,30 @@ pub fn per_op(iters: u64, reps: usize, mut op: impl FnMut(u64)) -> Batch {
         per_op: (op_ticks as f64 - empty_ticks as f64) / iters as f64,
         op_ticks,
         empty_ticks,
+    }
+}
+
+/// Iterations of a counted op loop: counts are exact, so a small batch
+/// keeps the plugin's cost low without losing anything.
+pub const INSNS_ITERS: u64 = 1000;
+
+/// Under QEMU with the `insns-plugin` loaded, emits the cell's
+/// `insns_per_op` (one sample: counts repeat exactly); elsewhere nothing.
+/// Only for single-threaded cells: a count over code that waits for other
+/// threads is as noisy as time.
+pub fn insns_sample(out: &Out, bench: &str, case: &J, op: impl FnMut(u64)) {
+    static NEXT_REGION: AtomicU32 = AtomicU32::new(1);
+    let region = NEXT_REGION.fetch_add(1, Ordering::Relaxed);
+    if let Some(c) = marker::insns_per_op(region, INSNS_ITERS, op) {
+        out.sample(
+            bench,
+            case,
+            "insns_per_op",
+            "insns",
+            Better::Lower,
+            0,
+            c.per_op,
+        );
     }
 }
 

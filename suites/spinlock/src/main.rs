@@ -17,6 +17,19 @@
 //! Checks for every cell, over all its rounds: `mutual_exclusion` and
 //! `counter_total` (see `check.rs`).
 
+#![cfg_attr(
+    all(
+        feature = "ticket-extra-insn",
+        not(any(
+            target_arch = "x86_64",
+            target_arch = "x86",
+            target_arch = "aarch64",
+            target_arch = "riscv64"
+        ))
+    ),
+    feature(asm_experimental_arch)
+)]
+
 mod check;
 mod locks;
 mod workload;
@@ -110,6 +123,14 @@ impl LockVisitor for LockUnlock<'_> {
                 sample("acquisitions_max", "ops", Better::Higher, max as f64);
                 sample("fairness_cv", "ratio", Better::Lower, cv);
                 checks.add(round, &run.verdict);
+            }
+            if threads == 1 {
+                // The uncontended fast path, counted exactly under QEMU.
+                let lock = L::new();
+                harness::measure::insns_sample(out, bench, &case, |_| {
+                    lock.lock();
+                    lock.unlock();
+                });
             }
             emit_checks(out, bench, &case, &checks);
         }

@@ -407,6 +407,10 @@ fn judge(
             bc.better, cell.better
         ));
     }
+    if cell.key.metric == INSNS {
+        judge_insns(r, cell, bc, differs, t.insns_tolerance);
+        return None;
+    }
     let base = cells::lower_is_better(&bc.samples, bc.better);
     let head = cells::lower_is_better(&cell.samples, cell.better);
     let (Some(base), Some(head)) = (base, head) else {
@@ -460,6 +464,61 @@ fn judge(
         base,
         head,
     })
+}
+
+/// The metric of instruction counts under QEMU's plugin.
+const INSNS: &str = "insns_per_op";
+
+/// Instruction counts repeat exactly, so they gate without statistics and
+/// on QEMU too: more instructions than the baseline by more than the
+/// target's tolerance (0 unless targets.yaml sets `insns_tolerance`) is a
+/// regression, fewer is an improvement. A count from another QEMU or
+/// compiler is incomparable.
+fn judge_insns(
+    r: &mut CellReport,
+    cell: &RunCell,
+    bc: &BaselineCell,
+    differs: Vec<String>,
+    tolerance: f64,
+) {
+    let median = |v: &[Option<f64>]| Summary::of(v).median;
+    let (Some(head), Some(base)) = (median(&cell.samples), median(&bc.samples)) else {
+        r.verdict = Verdict::NotComparable;
+        r.note = Some("no instruction count on one side".into());
+        return;
+    };
+    if !differs.is_empty() {
+        r.verdict = Verdict::Incomparable;
+        r.note = Some(differs.join("; "));
+        return;
+    }
+    let ratio = if base > 0.0 {
+        head / base
+    } else if head > base {
+        f64::INFINITY
+    } else {
+        1.0
+    };
+    let exact = (head - base).abs() <= 1e-9 * base.abs().max(1.0);
+    r.effect = Some(Effect {
+        ratio,
+        lo: ratio,
+        hi: ratio,
+        confidence: 1.0,
+        p: if exact { 1.0 } else { 0.0 },
+        p_holm: None,
+        p_bh: None,
+    });
+    r.note = Some(format!(
+        "{head} insns/op vs {base} in the baseline (exact; tolerance {tolerance})"
+    ));
+    r.verdict = if exact || (head - base).abs() <= tolerance * base.abs() {
+        Verdict::Unchanged
+    } else if head > base {
+        Verdict::Regression
+    } else {
+        Verdict::Improvement
+    };
 }
 
 /// Holm across all gating cells decides the regressions; BH lists the

@@ -121,6 +121,7 @@ fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetResult {
         }),
         build_secs: Some(1.0),
         run_secs: Some(1.0),
+        insns_tolerance: 0.0,
         suites,
     }
 }
@@ -141,6 +142,7 @@ fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
             lockmatrix_commit: "abc123".into(),
             lockmatrix_dirty: false,
         },
+        insns_plugin: None,
         targets,
     }
 }

@@ -909,6 +909,7 @@ mod tests {
             }),
             build_secs: None,
             run_secs: None,
+            insns_tolerance: 0.0,
             suites,
         }
     }
@@ -929,6 +930,7 @@ mod tests {
                 lockmatrix_commit: "abc".into(),
                 lockmatrix_dirty: false,
             },
+            insns_plugin: None,
             targets,
         }
     }

@@ -1,0 +1,40 @@
+//! The QEMU instruction-counting plugin (`qemu-plugin/`): built for the host
+//! as its own cdylib, never linked into the xtask, and loaded into
+//! `qemu-<arch>` with `-plugin` so the suites can report `insns_per_op`.
+
+use crate::toolchain;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The plugin API version the crate is built for: QEMU 6.0 to 8.2 load v1
+/// (Debian 12's qemu-user is 7.2); see qemu-plugin/Cargo.toml.
+pub const API: &str = "v1";
+
+/// Builds the plugin with the host's toolchain; returns the `.so` or why not.
+pub fn build(root: &Path) -> Result<PathBuf, String> {
+    let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let tc = toolchain::discover(&host)?;
+    // Its own target dir: the xtask's cargo holds the workspace's lock.
+    let target_dir = crate::build::cache_dir().join("plugin");
+    let out = Command::new(&tc.cargo)
+        .current_dir(root)
+        .args(["build", "--release", "--locked", "-p", "insns-plugin"])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .env("RUSTC", &tc.rustc)
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("RUSTFLAGS")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", tc.cargo.display()))?;
+    let so = target_dir.join("release/libinsns_plugin.so");
+    if out.status.success() && so.is_file() {
+        Ok(so)
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        Err(format!(
+            "building insns-plugin failed: {}",
+            err.lines()
+                .find(|l| l.starts_with("error"))
+                .unwrap_or("see cargo")
+        ))
+    }
+}
