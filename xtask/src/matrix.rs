@@ -191,6 +191,7 @@ pub fn run(
             build_secs: None,
             run_secs: None,
             insns_tolerance: t.insns_tolerance,
+            cpu_model: None,
             suites: Vec::new(),
         };
         let mut job = None;
@@ -283,7 +284,10 @@ pub fn run(
         let remote = match (&t.ssh, crate::ssh::key_for(t)) {
             (Some(host), Some(key)) if t.runner == RunnerKind::Ssh => {
                 match crate::ssh::Remote::open(host, &key) {
-                    Ok(r) => Some(r),
+                    Ok(r) => {
+                        result.cpu_model = r.cpu_model();
+                        Some(r)
+                    }
                     Err(why) => {
                         progress.finish(&t.name, &format!("failed: {why}"));
                         result.status = Status::Failed(why);

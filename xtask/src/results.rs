@@ -68,6 +68,10 @@ pub struct TargetResult {
     /// How far `insns_per_op` may move before the gate fails (targets.yaml).
     #[serde(default)]
     pub insns_tolerance: f64,
+    /// The CPU the suites ran on, where that is not the run's host: an ssh
+    /// host's, or a CI job's in a merged run.
+    #[serde(default)]
+    pub cpu_model: Option<String>,
     pub suites: Vec<SuiteRun>,
 }
 

@@ -115,6 +115,19 @@ impl Remote {
         }
     }
 
+    /// The remote CPU's model, as /proc/cpuinfo names it (x86 and most
+    /// others say "model name"; powerpc says "cpu"), for the testbed.
+    pub fn cpu_model(&self) -> Option<String> {
+        let out = self.ssh().args(["cat", "/proc/cpuinfo"]).output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        ["model name", "cpu model", "cpu"].iter().find_map(|key| {
+            text.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == *key).then(|| v.trim().to_string())
+            })
+        })
+    }
+
     /// The remote shell command that runs `name` with a timeout and reports
     /// how it ended on a marker line, since ssh folds signals into 255.
     fn remote_command(&self, name: &str, args: &[String], timeout: Duration) -> String {

@@ -169,6 +169,8 @@ fn runs_over_ssh_and_reports_unreachable_and_unauthorised_hosts() {
     };
     let good = status("loopback");
     assert_eq!(good["status"]["state"], "ok", "{good}");
+    // The testbed is the remote CPU, read over ssh.
+    assert_eq!(good["cpu_model"], run["host"]["cpu_model"], "{good}");
     let suite = &good["suites"][0];
     assert!(
         suite["command"]

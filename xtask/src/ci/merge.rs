@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 /// name; it starts when the first run started and finishes when the last
 /// finished; its targets are the runs' targets in the order of `dirs`.
 /// `host` is the first run's, except that `lockmatrix_dirty` is set when any
-/// run was dirty: a run records one host, so the other runs' CPU models are
-/// not kept.
+/// run was dirty; each target keeps its own job's CPU model in `cpu_model`,
+/// which the gate's testbed comparison uses.
 pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
     let Some((first_dir, rest)) = dirs.split_first() else {
         exit2!("nothing to merge: name at least one run directory");
@@ -86,7 +86,14 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
             _ => None,
         };
         merged.command.push(dir.display().to_string());
-        merged.targets.extend(run.targets.iter().cloned());
+        // Each job ran on its own machine: keep its CPU with its targets.
+        merged
+            .targets
+            .extend(run.targets.iter().cloned().map(|mut t| {
+                t.cpu_model
+                    .get_or_insert_with(|| run.host.cpu_model.clone());
+                t
+            }));
     }
     merged
         .command

@@ -467,6 +467,9 @@ fn merge_runs_combines_targets_and_files() {
     assert_eq!(run.run_id, "merged");
     assert_eq!(run.started, "2030-01-01T00:01:00Z");
     assert_eq!(run.host.cpu_model, "cpu of a");
+    // Each target keeps the CPU of the job that ran it.
+    let cpus: Vec<Option<&str>> = run.targets.iter().map(|t| t.cpu_model.as_deref()).collect();
+    assert_eq!(cpus, [Some("cpu of a"), Some("cpu of b"), Some("cpu of b")]);
     assert!(run.host.lockmatrix_dirty);
     assert_eq!(run.command[..2], ["ci", "merge"]);
     for f in [

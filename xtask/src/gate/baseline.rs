@@ -61,7 +61,10 @@ impl Testbed {
     pub fn of(run: &Run, target: &TargetResult) -> Testbed {
         Testbed {
             runner: target.runner.clone(),
-            cpu_model: run.host.cpu_model.clone(),
+            cpu_model: target
+                .cpu_model
+                .clone()
+                .unwrap_or_else(|| run.host.cpu_model.clone()),
             emulator_version: target.emulator.as_ref().map(|e| e.version.clone()),
             compiler_version: target.toolchain.as_ref().map(|t| t.version.clone()),
         }

@@ -122,6 +122,7 @@ fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetResult {
         build_secs: Some(1.0),
         run_secs: Some(1.0),
         insns_tolerance: 0.0,
+        cpu_model: None,
         suites,
     }
 }

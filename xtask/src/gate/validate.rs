@@ -910,6 +910,7 @@ mod tests {
             build_secs: None,
             run_secs: None,
             insns_tolerance: 0.0,
+            cpu_model: None,
             suites,
         }
     }
