@@ -4,27 +4,13 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+
+mod common;
+use common::*;
 
 const QEMU_TARGETS: &str =
     "i686,aarch64,powerpc64,powerpc64le,mips32,mips64el,riscv64,sparc64,s390x";
-
-fn xtask(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .output()
-        .expect("xtask runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 /// Every insns_per_op value of a run: (target, suite, bench, case) -> value.
 fn counts(run_dir: &Path) -> BTreeMap<String, f64> {
@@ -45,15 +31,6 @@ fn counts(run_dir: &Path) -> BTreeMap<String, f64> {
         }
     }
     out
-}
-
-fn newest(results: &Path) -> PathBuf {
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    runs.sort();
-    runs.pop().unwrap()
 }
 
 #[test]

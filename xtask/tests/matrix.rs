@@ -4,15 +4,10 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn xtask(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .output()
-        .expect("xtask runs")
-}
+mod common;
+use common::*;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lockmatrix-test-{name}-{}", std::process::id()));
@@ -53,14 +48,6 @@ fn target<'a>(run: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|t| t["name"] == name)
         .unwrap_or_else(|| panic!("no target {name}"))
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 #[test]

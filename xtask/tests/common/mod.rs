@@ -1,0 +1,43 @@
+//! Helpers the end-to-end tests share: running the xtask binary as a user
+//! would, from the repository root, and reading what it wrote.
+#![allow(dead_code)] // each test file uses its own subset
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `cargo xtask ARGS` (the built binary) from the repository root.
+pub fn xtask(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("xtask runs")
+}
+
+/// stdout and stderr together, for assertion messages.
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+pub fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// The newest run directory under `results`.
+pub fn newest(results: &Path) -> PathBuf {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    runs.pop().expect("a run directory")
+}
