@@ -42,9 +42,59 @@ pub fn fmt(v: Option<f64>, decimals: usize) -> String {
     v.map_or("-".into(), |v| format!("{v:.decimals$}"))
 }
 
+/// What ran on each target: the timer and its rate, the spin-wait hint,
+/// the atomics variant, as the suites' env records say.
+fn variants(run: &Run) -> String {
+    let mut rows = vec![[
+        "target",
+        "timer",
+        "ticks/s",
+        "relax",
+        "local CAS",
+        "arm64 LSE",
+        "64-bit atomics",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for t in &run.targets {
+        let Some(env) = t
+            .suites
+            .iter()
+            .find_map(|s| s.env.as_ref().filter(|_| s.suite == "atomic"))
+            .or_else(|| t.suites.iter().find_map(|s| s.env.as_ref()))
+        else {
+            continue;
+        };
+        let v = |k: &str| match env.variants.get(k) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Bool(b)) => {
+                if *b {
+                    "yes".into()
+                } else {
+                    "no".into()
+                }
+            }
+            _ => "-".into(),
+        };
+        rows.push(vec![
+            t.name.clone(),
+            env.timer.clone(),
+            format!("{:.3e}", env.timer_hz),
+            env.relax.clone(),
+            v("cas_local"),
+            v("lse"),
+            v("atomic_64bit"),
+        ]);
+    }
+    if rows.len() == 1 {
+        return String::new();
+    }
+    format!("Variants that ran\n{}\n", crate::table::render(&rows))
+}
+
 /// Every seed table the run has data for.
 pub fn render(run: &Run) -> String {
-    let mut out = String::new();
+    let mut out = variants(run);
     out.push_str(&seed000::render(run));
     out.push_str(&seed001::render(run));
     out.push_str(&seed003::render(run));
