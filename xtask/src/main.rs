@@ -237,6 +237,10 @@ fn root() -> PathBuf {
 }
 
 fn main() -> ExitCode {
+    // Like any Unix filter: end quietly when the reader goes away
+    // (`cargo xtask doctor | head`) instead of panicking on a broken pipe.
+    // SAFETY: restoring the default disposition before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     match run(cli) {
         Ok(true) => ExitCode::SUCCESS,
