@@ -377,7 +377,8 @@ fn rounds(c: &CellReport) -> usize {
     c.head.n.min(c.base.as_ref().map_or(0, |b| b.n))
 }
 
-fn cell_name(c: &CellReport) -> String {
+/// `target/suite bench [case] metric`: how reports name a cell.
+pub(super) fn cell_name(c: &CellReport) -> String {
     format!(
         "{}/{} {} [{}] {}",
         c.target,

@@ -28,9 +28,10 @@
 
 use super::cells::CellKey;
 use super::evaluate::{evaluate, CellReport, GateReport, Verdict};
+use super::render::cell_name;
 use super::update::update_baselines;
 use super::GateOptions;
-use crate::protocol::{case_label, Better};
+use crate::protocol::Better;
 use crate::results::{Run, Status};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
@@ -584,17 +585,6 @@ fn gating(report: &GateReport) -> Vec<&CellReport> {
         .iter()
         .filter(|c| c.effect.is_some_and(|e| e.p_holm.is_some()))
         .collect()
-}
-
-fn cell_name(c: &CellReport) -> String {
-    format!(
-        "{}/{} {} [{}] {}",
-        c.target,
-        c.suite,
-        c.bench,
-        case_label(&c.case),
-        c.metric
-    )
 }
 
 /// What the evaluations found so far.
