@@ -356,12 +356,17 @@ pub fn run(
                         if !is_base {
                             command = c;
                         }
+                        // A crash or hang is reported once, not once per round.
+                        let ended_badly = o.exit != runner::Exit::Code(0);
                         fold(
                             if is_base { &mut base } else { &mut head },
                             o,
                             parsed,
                             round,
                         );
+                        if ended_badly {
+                            break;
+                        }
                     }
                     Err(why) => {
                         error = Some(why);
