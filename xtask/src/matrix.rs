@@ -14,6 +14,7 @@ use crate::select::{Selected, Suite};
 use crate::table;
 use crate::toolchain;
 use anyhow::Result;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -127,6 +128,109 @@ fn invocation_rounds(opts: &Options) -> u32 {
         .unwrap_or(if opts.profile == "full" { 15 } else { 5 })
 }
 
+/// Where one target's suites run: its binaries (and the base revision's),
+/// the ssh session or the plugin, and the timeout.
+struct Site<'a> {
+    target: &'a crate::config::Target,
+    binaries: &'a BTreeMap<String, PathBuf>,
+    base_binaries: Option<&'a BTreeMap<String, PathBuf>>,
+    remote: Option<&'a crate::ssh::Remote>,
+    plugin: Option<&'a Path>,
+    timeout: Duration,
+}
+
+/// A suite's invocations folded into one outcome and its records.
+type Folded = (runner::Outcome, protocol::Parsed);
+
+/// One suite's run on a site: this tree's, the command that reproduces
+/// it, and with `--against` the base revision's.
+struct SuiteRuns {
+    head: Folded,
+    command: String,
+    base: Option<Folded>,
+}
+
+/// Runs one suite on one site: one invocation for all rounds under QEMU
+/// (advisory timing, slow start-up); elsewhere one per round, and with
+/// `--against` base and head alternating, base first. Stops at the first
+/// crash, hang or failed exit, which is then reported once.
+fn run_suite(
+    site: &Site,
+    suite: &str,
+    opts: &Options,
+    args: &[String],
+) -> Result<SuiteRuns, String> {
+    let t = site.target;
+    // On an ssh host each binary is copied once, then run per round.
+    let mut copied: Vec<PathBuf> = Vec::new();
+    let mut exec = |binary: &Path, args: &[String], is_base: bool| match site.remote {
+        Some(r) => {
+            let name = if is_base {
+                format!("{suite}.base")
+            } else {
+                suite.to_string()
+            };
+            if !copied.iter().any(|c| c == binary) {
+                r.copy(binary, &name)?;
+                copied.push(binary.to_path_buf());
+            }
+            r.run(&name, args, site.timeout)
+        }
+        None => {
+            let inv = runner::invocation(t, binary, args, site.plugin);
+            // A fixed working directory: the run's own differs every time.
+            runner::execute(&inv, Path::new("/"), site.timeout)
+                .map(|o| (o, inv.shell()))
+                .map_err(|e| format!("cannot start {}: {e}", inv.program))
+        }
+    };
+    // (side is base, binary, args, round)
+    let mut plan: Vec<(bool, &Path, Vec<String>, Option<u32>)> = Vec::new();
+    if site.base_binaries.is_none() && t.runner == RunnerKind::Qemu {
+        plan.push((false, &site.binaries[suite], args.to_vec(), None));
+    } else {
+        for r in 0..invocation_rounds(opts) {
+            let one = vec![
+                "--profile".into(),
+                opts.profile.clone(),
+                "--rounds".into(),
+                "1".into(),
+                "--seed".into(),
+                (r + 1).to_string(),
+            ];
+            if let Some(base) = site.base_binaries {
+                plan.push((true, &base[suite], one.clone(), Some(r)));
+            }
+            plan.push((false, &site.binaries[suite], one, Some(r)));
+        }
+    }
+    let (mut head, mut base) = (None, None);
+    let mut command = String::new();
+    for (is_base, binary, args, round) in plan {
+        let (o, c) = exec(binary, &args, is_base)?;
+        let parsed = protocol::parse(&o.stdout);
+        if !is_base {
+            command = c;
+        }
+        let ended_badly = o.exit != runner::Exit::Code(0);
+        fold(
+            if is_base { &mut base } else { &mut head },
+            o,
+            parsed,
+            round,
+        );
+        if ended_badly {
+            break;
+        }
+    }
+    let head = head.ok_or("nothing ran")?;
+    Ok(SuiteRuns {
+        head,
+        command,
+        base,
+    })
+}
+
 pub fn run(
     root: &Path,
     config: &Config,
@@ -223,8 +327,7 @@ pub fn run(
     let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
     // The base revision builds first into the same cache (std is shared);
     // each build keeps its binaries in the run directory.
-    let mut base_built: Vec<Result<std::collections::BTreeMap<String, PathBuf>, String>> =
-        Vec::new();
+    let mut base_built: Vec<Result<BTreeMap<String, PathBuf>, String>> = Vec::new();
     if let Some(rev) = &opts.against {
         let tree = worktree(root, rev)?;
         let logs = dir.join("logs/base");
@@ -299,86 +402,28 @@ pub fn run(
         };
         let mut failures: Vec<String> = Vec::new();
         let mut run_secs = 0.0;
+        let site = Site {
+            target: t,
+            binaries,
+            base_binaries,
+            remote: remote.as_ref(),
+            plugin: plugin.as_deref(),
+            timeout,
+        };
         for suite in &names {
             let item = format!("{}/{suite}", t.name);
             progress.start(&item);
-            // On an ssh host each binary is copied once, then run per round.
-            let mut copied: Vec<PathBuf> = Vec::new();
-            let mut exec = |binary: &Path, args: &[String], is_base: bool| match &remote {
-                Some(r) => {
-                    let name = if is_base {
-                        format!("{suite}.base")
-                    } else {
-                        suite.to_string()
-                    };
-                    if !copied.iter().any(|c| c == binary) {
-                        r.copy(binary, &name)?;
-                        copied.push(binary.to_path_buf());
-                    }
-                    r.run(&name, args, timeout)
+            let SuiteRuns {
+                head: (outcome, parsed),
+                command,
+                base,
+            } = match run_suite(&site, suite, opts, &args) {
+                Ok(ran) => ran,
+                Err(why) => {
+                    progress.finish(&item, &format!("failed: {why}"));
+                    failures.push(format!("{suite}: {why}"));
+                    continue;
                 }
-                None => {
-                    let inv = runner::invocation(t, binary, args, plugin.as_deref());
-                    // A fixed working directory: the run's own differs every time.
-                    runner::execute(&inv, Path::new("/"), timeout)
-                        .map(|o| (o, inv.shell()))
-                        .map_err(|e| format!("cannot start {}: {e}", inv.program))
-                }
-            };
-            // (side, binary, args, round): one invocation for all rounds
-            // under QEMU (advisory timing, slow start-up); elsewhere one per
-            // round, and with --against base and head alternate, base first.
-            let mut plan: Vec<(bool, &Path, Vec<String>, Option<u32>)> = Vec::new();
-            if base_binaries.is_none() && t.runner == RunnerKind::Qemu {
-                plan.push((false, &binaries[*suite], args.clone(), None));
-            } else {
-                for r in 0..invocation_rounds(opts) {
-                    let one = vec![
-                        "--profile".into(),
-                        opts.profile.clone(),
-                        "--rounds".into(),
-                        "1".into(),
-                        "--seed".into(),
-                        (r + 1).to_string(),
-                    ];
-                    if let Some(base) = base_binaries {
-                        plan.push((true, &base[*suite], one.clone(), Some(r)));
-                    }
-                    plan.push((false, &binaries[*suite], one, Some(r)));
-                }
-            }
-            let (mut head, mut base) = (None, None);
-            let (mut command, mut error) = (String::new(), None);
-            for (is_base, binary, args, round) in plan {
-                match exec(binary, &args, is_base) {
-                    Ok((o, c)) => {
-                        let parsed = protocol::parse(&o.stdout);
-                        if !is_base {
-                            command = c;
-                        }
-                        // A crash or hang is reported once, not once per round.
-                        let ended_badly = o.exit != runner::Exit::Code(0);
-                        fold(
-                            if is_base { &mut base } else { &mut head },
-                            o,
-                            parsed,
-                            round,
-                        );
-                        if ended_badly {
-                            break;
-                        }
-                    }
-                    Err(why) => {
-                        error = Some(why);
-                        break;
-                    }
-                }
-            }
-            let (Some((outcome, parsed)), None) = (head, &error) else {
-                let why = error.unwrap_or_else(|| "nothing ran".into());
-                progress.finish(&item, &format!("failed: {why}"));
-                failures.push(format!("{suite}: {why}"));
-                continue;
             };
             if let (Some((bo, bp)), Some(b)) = (base, base_run.as_mut()) {
                 let status = results::judge(&bo, &bp, timeout.as_secs());
