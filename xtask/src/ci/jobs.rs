@@ -12,8 +12,10 @@ use serde::Serialize;
 /// here, regenerate, and re-record the baselines.
 pub const DEBIAN_IMAGE: &str = "debian:12.11";
 
-/// The rustup toolchain that builds the xtask (and native targets' suites).
-pub const RUST_TOOLCHAIN: &str = "stable";
+/// The rustup toolchain that builds the xtask and the native targets'
+/// suites: pinned to the compiler the committed baselines were recorded
+/// with, since the testbed comparison makes another version incomparable.
+pub const RUST_TOOLCHAIN: &str = "1.95.0";
 
 /// Installed before anything else in every target job: what rustup, cargo
 /// and actions/checkout need. The xtask installs each target's own packages.

@@ -1,4 +1,4 @@
-use super::jobs::{yaml_scalar, DEBIAN_IMAGE, FORK_GUARD};
+use super::jobs::{yaml_scalar, DEBIAN_IMAGE, FORK_GUARD, RUST_TOOLCHAIN};
 use super::*;
 use crate::config::parse;
 use serde_norway::Value;
@@ -114,6 +114,12 @@ fn committed_targets_get_one_job_each_then_the_gate() {
             "{steps}"
         );
         assert!(steps.contains("actions/checkout@v4"), "{steps}");
+        // The cross-built std is cached per target and toolchain.
+        assert!(
+            steps.contains(&format!("key: lockmatrix-{}-{RUST_TOOLCHAIN}-", t.name))
+                && steps.contains("path: ~/.cache/lockmatrix"),
+            "{steps}"
+        );
         assert_eq!(job["runs-on"].as_str(), Some("ubuntu-24.04"), "{}", t.name);
         match t.runner {
             crate::config::RunnerKind::Qemu => {
