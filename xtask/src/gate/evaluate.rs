@@ -414,10 +414,13 @@ fn judge(
     let base = cells::lower_is_better(&bc.samples, bc.better);
     let head = cells::lower_is_better(&cell.samples, cell.better);
     let (Some(base), Some(head)) = (base, head) else {
-        r.verdict = if differs.is_empty() {
-            Verdict::NotComparable
-        } else {
+        r.verdict = if !differs.is_empty() {
             Verdict::Incomparable
+        } else if !cells::gates(&cell.key.metric, &cell.unit) {
+            // E.g. a fairness cv of 0 with one thread: nothing to gate on.
+            Verdict::Advisory
+        } else {
+            Verdict::NotComparable
         };
         differs.push("not comparable (missing or non-positive values)".into());
         r.note = Some(differs.join("; "));

@@ -72,7 +72,13 @@ fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> SuiteRun {
                 bench: c.bench.into(),
                 case: c.case.as_object().unwrap().clone(),
                 metric: c.metric.into(),
-                unit: "ns".into(),
+                // Timings in ns; the spinlock suite's fairness cv is a ratio.
+                unit: if c.metric == "fairness_cv" {
+                    "ratio"
+                } else {
+                    "ns"
+                }
+                .into(),
                 better: c.better,
                 round: round as u32,
                 value: *v,
@@ -668,6 +674,36 @@ fn gate_non_positive_or_missing_values_are_not_comparable_and_never_fail() {
     assert!(report.terminal().contains(
         "x86_64/atomic a [] ticks_per_op: not comparable (missing or non-positive values)"
     ));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_a_fairness_metric_without_log_values_is_advisory() {
+    // A fairness cv is 0 with one thread: not comparable on a log scale,
+    // and not a timing either, so it is shown as advisory, not as a problem.
+    let cv = |v: f64| Cell {
+        bench: "lock_unlock",
+        case: json!({"lock": "tas", "threads": 1}),
+        metric: "fairness_cv",
+        better: Better::Lower,
+        values: vec![Some(v); 3],
+    };
+    let one = |c: Cell| {
+        run(vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run("spinlock", &[c], vec![])],
+        )])
+    };
+    let (report, dir) = gate("fairness", &one(cv(0.0)), &one(cv(0.0)));
+    assert!(!report.failed());
+    assert_eq!(
+        (
+            report.count(Verdict::Advisory),
+            report.count(Verdict::NotComparable)
+        ),
+        (1, 0)
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
