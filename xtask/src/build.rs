@@ -44,14 +44,10 @@ fn target_env(triple: &str, key: &str) -> String {
     )
 }
 
-/// The cargo command that builds `suites` for `job`.
-pub fn command(root: &Path, job: &Job, suites: &[&str], features: &[String]) -> (Command, PathBuf) {
-    let triple = &job.target.triple;
-    // One directory per triple: two targets build at once without waiting on
-    // each other's cargo lock. A toolchain change shows in cargo's fingerprints.
-    let target_dir = cache_dir().join("target").join(triple);
-    let mut cmd = Command::new(&job.toolchain.cargo);
-    // Nothing from the calling cargo or the user's shell may change the build.
+/// A cargo command that nothing from the calling cargo or the user's shell
+/// can steer: the suites and the plugin build the same way from any shell.
+pub fn cargo(program: &Path) -> Command {
+    let mut cmd = Command::new(program);
     for var in [
         "RUSTUP_TOOLCHAIN",
         "RUSTFLAGS",
@@ -64,6 +60,16 @@ pub fn command(root: &Path, job: &Job, suites: &[&str], features: &[String]) -> 
     ] {
         cmd.env_remove(var);
     }
+    cmd
+}
+
+/// The cargo command that builds `suites` for `job`.
+pub fn command(root: &Path, job: &Job, suites: &[&str], features: &[String]) -> (Command, PathBuf) {
+    let triple = &job.target.triple;
+    // One directory per triple: two targets build at once without waiting on
+    // each other's cargo lock. A toolchain change shows in cargo's fingerprints.
+    let target_dir = cache_dir().join("target").join(triple);
+    let mut cmd = cargo(&job.toolchain.cargo);
     cmd.current_dir(root)
         .args(["build", "--release", "--locked", "--target", triple])
         .env("CARGO_TARGET_DIR", &target_dir)

@@ -4,7 +4,6 @@
 
 use crate::toolchain;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The plugin API version the crate is built for: QEMU 6.0 to 8.2 load v1
 /// (Debian 12's qemu-user is 7.2); see qemu-plugin/Cargo.toml.
@@ -16,13 +15,11 @@ pub fn build(root: &Path) -> Result<PathBuf, String> {
     let tc = toolchain::discover(&host)?;
     // Its own target dir: the xtask's cargo holds the workspace's lock.
     let target_dir = crate::build::cache_dir().join("plugin");
-    let out = Command::new(&tc.cargo)
+    let out = crate::build::cargo(&tc.cargo)
         .current_dir(root)
         .args(["build", "--release", "--locked", "-p", "insns-plugin"])
         .env("CARGO_TARGET_DIR", &target_dir)
         .env("RUSTC", &tc.rustc)
-        .env_remove("RUSTUP_TOOLCHAIN")
-        .env_remove("RUSTFLAGS")
         .output()
         .map_err(|e| format!("cannot run {}: {e}", tc.cargo.display()))?;
     let so = target_dir.join("release/libinsns_plugin.so");
