@@ -74,7 +74,7 @@ pub fn status(run: &Run) -> String {
 }
 
 /// Converts a sample to nanoseconds when its unit is a timer's ticks.
-fn to_ns(s: &Sample, timer_hz: f64) -> Option<f64> {
+pub fn to_ns(s: &Sample, timer_hz: f64) -> Option<f64> {
     let v = s.value?;
     match s.unit.as_str() {
         "ns" => Some(v),

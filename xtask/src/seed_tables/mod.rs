@@ -8,11 +8,12 @@ mod seed003;
 
 use crate::protocol::Sample;
 use crate::results::{Run, SuiteRun};
-use crate::table::median;
+use crate::table::{median, to_ns};
 use serde_json::Value;
 
 /// The median over rounds of `metric` in the cell whose case has all of
-/// `case`'s key/value pairs, converted to nanoseconds when it is in ticks.
+/// `case`'s key/value pairs, converted to nanoseconds when it is in ticks
+/// (other units, such as ops and counts, as they are).
 pub fn cell(s: &SuiteRun, bench: &str, case: &[(&str, Value)], metric: &str) -> Option<f64> {
     let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
     let matches = |x: &Sample| {
@@ -24,18 +25,9 @@ pub fn cell(s: &SuiteRun, bench: &str, case: &[(&str, Value)], metric: &str) -> 
         .samples
         .iter()
         .filter(|x| matches(x))
-        .filter_map(|x| to_ns(x, hz))
+        .filter_map(|x| to_ns(x, hz).or(x.value))
         .collect();
     median(&mut values)
-}
-
-fn to_ns(s: &Sample, hz: f64) -> Option<f64> {
-    let v = s.value?;
-    Some(if s.unit.ends_with("_ticks") && hz > 0.0 {
-        v * 1e9 / hz
-    } else {
-        v
-    })
 }
 
 pub fn fmt(v: Option<f64>, decimals: usize) -> String {
