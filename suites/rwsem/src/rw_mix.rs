@@ -100,7 +100,7 @@ enum Role {
 fn role(i: usize, readers: usize, writers: usize) -> Role {
     let pairs = readers.min(writers);
     if i < 2 * pairs {
-        if i.is_multiple_of(2) {
+        if i % 2 == 0 {
             Role::Reader
         } else {
             Role::Writer
@@ -372,7 +372,7 @@ mod tests {
         let reads = AtomicUsize::new(0);
         threads::run(4, |i| {
             for _ in 0..ops_per_thread {
-                if i.is_multiple_of(2) {
+                if i % 2 == 0 {
                     lock.read_lock();
                     inv.reader_enter(i);
                     black_box(harness::work::work(5));

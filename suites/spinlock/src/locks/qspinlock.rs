@@ -60,7 +60,7 @@ pub const PENDING_LOOPS: u32 = 1;
 /// Threads that can be queued at once; the encoding allows 2^14 - 1. A
 /// thread that finds no free slot waits by trylock instead of queueing.
 pub const MAX_THREADS: usize = 1024;
-const _: () = assert!(MAX_THREADS < 1 << TAIL_CPU_BITS && MAX_THREADS.is_multiple_of(32));
+const _: () = assert!(MAX_THREADS < 1 << TAIL_CPU_BITS && MAX_THREADS % 32 == 0);
 
 /// The tail code of node `idx` of thread slot `cpu`; never 0.
 pub const fn encode_tail(cpu: u32, idx: u32) -> u32 {
