@@ -48,6 +48,14 @@ fn upper(x: u64, n: u64, tail: f64) -> f64 {
 }
 
 fn beta_quantile(a: u64, b: u64, p: f64) -> f64 {
+    // statrs searches past [0, 1] (and panics) for p within rounding of
+    // the ends, where the quantile is the end itself.
+    if p <= f64::EPSILON {
+        return 0.0;
+    }
+    if p >= 1.0 - f64::EPSILON {
+        return 1.0;
+    }
     Beta::new(a as f64, b as f64)
         .expect("shape parameters are >= 1")
         .inverse_cdf(p)

@@ -13,6 +13,9 @@ use crate::welch::mean_var;
 /// The power the rounds are sized for: a real effect is found 4 times in 5.
 pub const POWER: f64 = 0.8;
 
+/// Rounds per side above which [`rounds_needed`] keeps the normal answer.
+const T_EXACT_MAX: usize = 10_000;
+
 /// Rounds per side for a one-sided two-sample test at level `alpha` to have
 /// power `power` when the true mean (log) difference exceeds the null boundary
 /// by `effect`, with per-round standard deviation `sd`.
@@ -23,26 +26,40 @@ pub const POWER: f64 = 0.8;
 /// `effect / (sd √(2/n)) >= t_{1-α} + t_power`. The pure normal answer is
 /// too small for the few rounds cells have (it ignores that the variance is
 /// estimated). `None` when `effect <= 0` (no number of rounds can separate a
-/// boundary effect) or `sd` is not a finite non-negative number.
+/// boundary effect), `sd` is not a finite non-negative number, or `alpha`
+/// or `power` is not within 1e-9 of the open interval (0, 1).
 pub fn rounds_needed(sd: f64, effect: f64, alpha: f64, power: f64) -> Option<usize> {
+    // Quantiles of levels closer to 0 or 1 than this mean nothing and make
+    // statrs panic.
+    let level = |p: f64| (1e-9..=1.0 - 1e-9).contains(&p);
     if effect.is_nan() || effect <= 0.0 || !sd.is_finite() || sd < 0.0 {
         return None;
     }
+    if !level(alpha) || !level(power) {
+        return None;
+    }
+    if sd == 0.0 {
+        // No noise: the fewest rounds that give a variance at all.
+        return Some(2);
+    }
     let z = Normal::standard();
     let n0 = 2.0 * (sd / effect * (z.inverse_cdf(1.0 - alpha) + z.inverse_cdf(power))).powi(2);
-    if n0 > 1e9 {
-        // t and normal quantiles agree there; beyond any practical round count anyway.
-        return Some(n0.ceil() as usize);
+    if !n0.is_finite() || n0 > T_EXACT_MAX as f64 {
+        // t and normal quantiles agree to 0.1% there, and such a count is
+        // beyond any run anyway. (statrs' t quantile at 10^8 degrees of
+        // freedom spins for minutes: never ask it.)
+        return Some(n0.ceil().min(usize::MAX as f64) as usize);
     }
-    let mut n = (n0.ceil() as usize).max(2);
-    loop {
-        let t = StudentsT::new(0.0, 1.0, (2 * n - 2) as f64).expect("df >= 2");
-        let reach = effect / (sd * (2.0 / n as f64).sqrt());
-        if reach >= t.inverse_cdf(1.0 - alpha) + t.inverse_cdf(power) {
-            return Some(n);
-        }
-        n += 1;
-    }
+    // The t answer is at most a few rounds above the normal one; the bound
+    // only guards against a quantile that never converges.
+    let start = (n0.ceil() as usize).max(2);
+    (start..=2 * T_EXACT_MAX)
+        .find(|&n| {
+            let t = StudentsT::new(0.0, 1.0, (2 * n - 2) as f64).expect("df >= 2");
+            let reach = effect / (sd * (2.0 / n as f64).sqrt());
+            reach >= t.inverse_cdf(1.0 - alpha) + t.inverse_cdf(power)
+        })
+        .or(Some(2 * T_EXACT_MAX))
 }
 
 /// The fewest rounds per side with which the Mann-Whitney test can reach

@@ -65,9 +65,21 @@ pub fn welch_greater(x: &[f64], y: &[f64], mu: f64) -> Result<Welch, StatsError>
             }
         });
     }
+    if !se.is_finite() || !d.is_finite() {
+        return Err(StatsError::BadValue {
+            sample: "x, y",
+            index: 0,
+            value: se,
+            expected: "values close enough for a finite variance",
+        });
+    }
     let t = d / se;
+    // Welch-Satterthwaite's df lies between min(n, m) - 1 and n + m - 2;
+    // clamping keeps it there when the squares under- or overflow.
     let df = (sx + sy).powi(2) / (sx * sx / (n - 1.0) + sy * sy / (m - 1.0));
-    let dist = StudentsT::new(0.0, 1.0, df).expect("df > 0 when se > 0");
+    let (lo, hi) = (n.min(m) - 1.0, n + m - 2.0);
+    let df = if df.is_nan() { hi } else { df.clamp(lo, hi) };
+    let dist = StudentsT::new(0.0, 1.0, df).expect("1 <= df <= n + m - 2");
     Ok(Welch {
         t,
         df,
