@@ -172,11 +172,10 @@ fn validate(config: &Config, text: &str) -> Result<(), Exit2> {
                 ),
             ));
         }
-        if t.name.is_empty() || t.name.contains([',', ' ', '/']) {
-            return Err(err(
-                i,
-                "expected a name without spaces, commas or slashes".into(),
-            ));
+        for (key, value, rule) in fields(t) {
+            if let Err(why) = rule.check(value) {
+                return Err(err(i, format!("`{key}` {why}")));
+            }
         }
         match t.runner {
             RunnerKind::Qemu if t.emulator.is_none() => {
@@ -211,8 +210,151 @@ fn validate(config: &Config, text: &str) -> Result<(), Exit2> {
         if t.timeout_secs == Some(0) {
             return Err(err(i, "timeout_secs must be at least 1".into()));
         }
+        if t.ssh.is_some() && t.runner != RunnerKind::Ssh {
+            return Err(err(
+                i,
+                format!("`ssh` is only for runner ssh, not {}", t.runner.name()),
+            ));
+        }
+        if t.ssh.as_ref().is_some_and(|h| h.port == 0) {
+            return Err(err(i, "`ssh.port` must be 1 to 65535".into()));
+        }
+    }
+    if config.defaults.timeout_secs == 0 {
+        return Err(Exit2(format!(
+            "{}: `defaults.timeout_secs` must be at least 1",
+            config.path.display()
+        )));
     }
     Ok(())
+}
+
+/// What a value of targets.yaml may look like. Values become command-line
+/// words (ssh's user and host, the emulator), job ids and table cells, so
+/// each is held to a short, plain form: nothing can turn into an option or
+/// flood a report.
+#[derive(Clone, Copy, PartialEq)]
+enum Rule {
+    /// Names and classes: letters, digits, `.`, `_`, `-`; a letter or digit first.
+    Name,
+    /// A target triple: lower-case words joined by `-`.
+    Triple,
+    /// A program, on PATH or as a path.
+    Program,
+    /// A Debian package name.
+    Package,
+    /// A CI runner label.
+    Label,
+    /// An ssh host name or IP address.
+    Host,
+    /// A user name on an ssh host.
+    User,
+}
+
+/// The form of a [`Rule`]: its longest length, what may come first and
+/// what after, and the words that say so in an error.
+struct Form {
+    max: usize,
+    first: fn(char) -> bool,
+    rest: fn(char) -> bool,
+    expected: &'static str,
+}
+
+impl Rule {
+    fn check(self, v: &str) -> Result<(), String> {
+        let Form {
+            max,
+            first,
+            rest,
+            expected,
+        } = match self {
+            Rule::Name => Form {
+                max: 40,
+                first: |c| c.is_ascii_alphanumeric(),
+                rest: |c| c.is_ascii_alphanumeric() || "._-".contains(c),
+                expected: "letters, digits, '.', '_' and '-', starting with a letter or digit",
+            },
+            Rule::Triple => Form {
+                max: 64,
+                first: |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
+                rest: |c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c),
+                expected: "a Rust target triple such as aarch64-unknown-linux-gnu",
+            },
+            Rule::Program => Form {
+                max: 256,
+                first: |c| c.is_ascii_alphanumeric() || "/._".contains(c),
+                rest: |c| c.is_ascii_graphic(),
+                expected: "a program name or path without spaces",
+            },
+            Rule::Package => Form {
+                max: 100,
+                first: |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
+                rest: |c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+.-".contains(c),
+                expected: "a Debian package name such as gcc-aarch64-linux-gnu",
+            },
+            Rule::Label => Form {
+                max: 100,
+                first: |c| c.is_ascii_alphanumeric(),
+                rest: |c| c.is_ascii_alphanumeric() || "._-".contains(c),
+                expected: "a runner label of letters, digits, '.', '_' and '-'",
+            },
+            Rule::Host => Form {
+                max: 253,
+                first: |c| c.is_ascii_alphanumeric() || c == ':',
+                rest: |c| c.is_ascii_alphanumeric() || ".-:".contains(c),
+                expected: "a host name or IP address (letters, digits, '.', '-', ':')",
+            },
+            Rule::User => Form {
+                max: 32,
+                first: |c| c.is_ascii_alphanumeric() || c == '_',
+                rest: |c| c.is_ascii_alphanumeric() || "._-".contains(c),
+                expected: "a user name of letters, digits, '.', '_' and '-', not starting with '-'",
+            },
+        };
+        let count = v.chars().count();
+        if count == 0 {
+            return Err(format!("is empty: expected {expected}"));
+        }
+        if count > max {
+            return Err(format!(
+                "is {count} characters long: expected at most {max} ({expected})"
+            ));
+        }
+        let mut chars = v.chars();
+        let ok = chars.next().is_some_and(first) && chars.all(rest);
+        if ok && !(self == Rule::Triple && v.split('-').count() < 2) {
+            return Ok(());
+        }
+        let shown: String = v.chars().take(40).collect();
+        let more = if count > 40 { "..." } else { "" };
+        Err(format!("is `{shown}{more}`: expected {expected}"))
+    }
+}
+
+/// Every string value of a target with the rule it must follow.
+fn fields(t: &Target) -> Vec<(&'static str, &str, Rule)> {
+    let mut out = vec![
+        ("name", t.name.as_str(), Rule::Name),
+        ("class", t.class.as_str(), Rule::Name),
+        ("triple", t.triple.as_str(), Rule::Triple),
+    ];
+    out.extend(
+        t.emulator
+            .as_deref()
+            .map(|e| ("emulator", e, Rule::Program)),
+    );
+    out.extend(t.linker.as_deref().map(|l| ("linker", l, Rule::Program)));
+    out.extend(
+        t.packages
+            .iter()
+            .map(|p| ("packages", p.as_str(), Rule::Package)),
+    );
+    out.extend(t.labels.iter().map(|l| ("labels", l.as_str(), Rule::Label)));
+    if let Some(h) = &t.ssh {
+        out.push(("ssh.host", h.host.as_str(), Rule::Host));
+        out.push(("ssh.user", h.user.as_str(), Rule::User));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! lockmatrix's orchestrator, run as `cargo xtask <command>`.
 //!
-//! Exit status: 0 all good; 1 a target failed (or, later, regressed);
-//! 2 bad input or missing set-up, with a message saying what to fix.
+//! Exit status: 0 all good; 1 a target failed, a check failed or a cell
+//! regressed; 2 bad input, missing set-up or an internal error, with a
+//! message saying what to fix. Commands return `Ok(false)` for 1 and an
+//! error for 2; `main` alone turns them into the status.
 
 mod build;
 mod ci;
@@ -75,6 +77,16 @@ struct GateArgs {
     pr_comment: Option<PathBuf>,
 }
 
+impl From<&GateArgs> for gate::GateOptions {
+    fn from(args: &GateArgs) -> Self {
+        gate::GateOptions {
+            delta: args.delta,
+            alpha: args.alpha,
+            fdr_q: args.fdr_q,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum BaselineCommand {
     /// Record a run's results as the new baselines (refused if a check failed)
@@ -133,10 +145,10 @@ enum Command {
         #[arg(long, default_value = "quick", value_parser = ["quick", "full"])]
         profile: String,
         /// Rounds per cell, overriding the profile's
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
         rounds: Option<u32>,
         /// Seconds before a suite run is killed, overriding targets.yaml
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout: Option<u64>,
         /// Where runs are written
         #[arg(long, default_value = "results")]
@@ -229,11 +241,22 @@ enum Command {
     Test,
 }
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives in the workspace")
-        .to_path_buf()
+/// The lockmatrix checkout the command works on: the nearest directory at
+/// or above the current one that holds `targets.yaml`, `Cargo.toml` and
+/// `suites/`, as cargo finds its workspace. Every command uses this one
+/// root for targets.yaml, the suites and the baselines, whichever checkout
+/// the xtask binary was built from.
+fn root() -> anyhow::Result<PathBuf> {
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    match cwd.ancestors().find(|d| {
+        d.join("targets.yaml").is_file() && d.join("Cargo.toml").is_file() && d.join("suites").is_dir()
+    }) {
+        Some(root) => Ok(root.to_path_buf()),
+        None => error::exit2!(
+            "{}: not inside a lockmatrix checkout (no targets.yaml, Cargo.toml and suites/ here or above)",
+            cwd.display()
+        ),
+    }
 }
 
 fn main() -> ExitCode {
@@ -247,11 +270,7 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e:#}");
-            if e.downcast_ref::<error::Exit2>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(1)
-            }
+            ExitCode::from(2)
         }
     }
 }
@@ -301,22 +320,58 @@ fn record_native_runs(
         .collect()
 }
 
-/// The run directory named on the command line, or the newest one.
-fn run_dir(root: &Path, run: Option<PathBuf>, results: &Path) -> anyhow::Result<PathBuf> {
-    match run {
-        Some(dir) => Ok(resolve(root, &dir)),
-        None => results::newest(&resolve(root, results)),
+/// The run named on the command line, or the newest complete one, read
+/// and checked. `what` says what it is for; only a report may show an
+/// incomplete run (with a warning), never the gate or a baseline update.
+fn read_run(
+    root: &Path,
+    run: Option<PathBuf>,
+    results: &Path,
+    what: &str,
+) -> anyhow::Result<results::Run> {
+    let dir = match run {
+        Some(dir) => {
+            let dir = resolve(root, &dir);
+            eprintln!("using run {}", dir.display());
+            dir
+        }
+        None => results::newest(&resolve(root, results))?,
+    };
+    let run = results::read(&dir)?;
+    if !run.complete() {
+        if what == "report" {
+            eprintln!(
+                "warning: run {} is incomplete (interrupted, or still running): showing what it holds",
+                dir.display()
+            );
+        } else {
+            error::exit2!(
+                "run {} is incomplete (interrupted, or still running): {what} needs a complete run",
+                dir.display()
+            );
+        }
     }
+    Ok(run)
+}
+
+/// Why no selected target ran, when none did: a matrix of only
+/// "not run" targets has tested nothing and must not pass.
+fn nothing_ran(run: &results::Run) -> Option<String> {
+    let reasons: Vec<String> = run
+        .targets
+        .iter()
+        .map(|t| match &t.status {
+            results::Status::NotRun(why) => Some(format!("{}: {why}", t.name)),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    Some(reasons.join("; "))
 }
 
 /// Compares `run` with the baselines, prints and writes the reports;
 /// returns whether the gate passed.
 fn run_gate(root: &Path, run: &results::Run, args: &GateArgs) -> anyhow::Result<bool> {
-    let opts = gate::GateOptions {
-        delta: args.delta,
-        alpha: args.alpha,
-        fdr_q: args.fdr_q,
-    };
+    let opts = gate::GateOptions::from(args);
     opts.check()?;
     let report = gate::evaluate(run, &resolve(root, &args.baselines), &opts)?;
     print!("\n{}", report.terminal());
@@ -334,7 +389,7 @@ fn run_gate(root: &Path, run: &results::Run, args: &GateArgs) -> anyhow::Result<
 }
 
 fn run(cli: Cli) -> anyhow::Result<bool> {
-    let root = root();
+    let root = root()?;
     match cli.command {
         Command::Matrix {
             selection,
@@ -350,6 +405,8 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             against,
             gate,
         } => {
+            // Every option is checked before anything is installed or built.
+            gate::GateOptions::from(&gate).check()?;
             let config = config::load(&resolve(&root, &selection.config))?;
             let targets = select::targets(&config, selection.targets.as_deref())?;
             let suites = select::suites(suites.as_deref())?;
@@ -365,6 +422,9 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             };
             let matrix::Outcome { run, dir, base } =
                 matrix::run(&root, &config, targets, &suites, &opts)?;
+            if let Some(why) = nothing_ran(&run) {
+                error::exit2!("nothing ran: {why}");
+            }
             let targets_ok = run
                 .targets
                 .iter()
@@ -390,7 +450,8 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             Ok(targets_ok && (no_gate || gate_ok))
         }
         Command::Gate { run, results, gate } => {
-            let run = results::read(&run_dir(&root, run, &results)?)?;
+            gate::GateOptions::from(&gate).check()?;
+            let run = read_run(&root, run, &results, "the gate")?;
             run_gate(&root, &run, &gate)
         }
         Command::Baseline {
@@ -403,7 +464,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                     baselines,
                 },
         } => {
-            let run = results::read(&run_dir(&root, from, &results)?)?;
+            let run = read_run(&root, from, &results, "baseline update")?;
             if run.host.lockmatrix_dirty {
                 eprintln!(
                     "warning: run {} was made from a tree with uncommitted changes",
@@ -436,11 +497,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             results,
             tables,
         } => {
-            let dir = match run {
-                Some(dir) => resolve(&root, &dir),
-                None => results::newest(&resolve(&root, &results))?,
-            };
-            let run = results::read(&dir)?;
+            let run = read_run(&root, run, &results, "report")?;
             if tables {
                 print!("{}", seed_tables::render(&run));
                 return Ok(true);

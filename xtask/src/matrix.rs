@@ -238,6 +238,11 @@ pub fn run(
     suites: &[Suite],
     opts: &Options,
 ) -> Result<Outcome> {
+    results::check_writable(&opts.results_dir)?;
+    let base_tree = match &opts.against {
+        Some(rev) => Some(worktree(root, rev)?),
+        None => None,
+    };
     if opts.install {
         setup(&selected)?;
     }
@@ -262,6 +267,9 @@ pub fn run(
         insns_plugin: None,
         targets: Vec::new(),
     };
+    // Written at once, without `finished`: a run cut short (Ctrl-C, a
+    // killed CI job) stays marked incomplete, and readers skip it by name.
+    results::write(&dir, &run)?;
 
     // Set-up per target: what is missing marks that target failed, not the run.
     let mut jobs: Vec<Job> = Vec::new();
@@ -303,9 +311,11 @@ pub fn run(
             result.status = Status::NotRun(why.clone());
         } else if t.runner == RunnerKind::Ssh && crate::ssh::key_for(t).is_none() {
             result.status = Status::NotRun(format!(
-                "no runner: set LOCKMATRIX_SSH_KEY (or LOCKMATRIX_SSH_KEY_{}) to the private key for {}",
-                t.name.to_uppercase().replace('-', "_"),
-                t.ssh.as_ref().map_or("?".into(), |h| format!("{}@{}:{}", h.user, h.host, h.port))
+                "no runner: set LOCKMATRIX_SSH_KEY (or {}) to the private key for {}",
+                crate::ssh::key_variable(&t.name),
+                t.ssh
+                    .as_ref()
+                    .map_or("?".into(), |h| format!("{}@{}:{}", h.user, h.host, h.port))
             ));
         } else if let Some(missing) = ready.missing() {
             result.status = Status::Failed(format!("set-up: {missing}"));
@@ -328,13 +338,12 @@ pub fn run(
     // The base revision builds first into the same cache (std is shared);
     // each build keeps its binaries in the run directory.
     let mut base_built: Vec<Result<BTreeMap<String, PathBuf>, String>> = Vec::new();
-    if let Some(rev) = &opts.against {
-        let tree = worktree(root, rev)?;
+    if let (Some(rev), Some(tree)) = (&opts.against, &base_tree) {
         let logs = dir.join("logs/base");
         std::fs::create_dir_all(&logs)?;
         eprintln!("building the base revision {rev} ({})", tree.display());
         let base_bins = dir.join("base-bin");
-        for b in build::build_all(&tree, &jobs, &names, &opts.features, &logs, &base_bins, 2) {
+        for b in build::build_all(tree, &jobs, &names, &opts.features, &logs, &base_bins, 2) {
             base_built.push(b.binaries.map_err(|e| format!("base {rev}: {e}")));
         }
     }

@@ -2,6 +2,7 @@
 //! module's types, documented in the README), each suite's raw stdout and
 //! stderr, and the build logs.
 
+use crate::error::exit2;
 use crate::host::Host;
 use crate::protocol::{Check, Env, Parsed, Sample};
 use crate::runner::{Exit, Outcome};
@@ -9,7 +10,11 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub const FORMAT_VERSION: u32 = 1;
+/// The `run.json` format this xtask writes. Version 2 added each suite
+/// run's `stdout_sha256`, so a damaged `<target>/<suite>.jsonl` is noticed;
+/// version 1 runs are still read (without that check).
+pub const FORMAT_VERSION: u32 = 2;
+const OLDEST_FORMAT: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", content = "reason", rename_all = "snake_case")]
@@ -43,6 +48,14 @@ pub struct Run {
     #[serde(default)]
     pub insns_plugin: Option<ToolInfo>,
     pub targets: Vec<TargetResult>,
+}
+
+impl Run {
+    /// A run is complete once it recorded when it finished; until then it
+    /// is running, or was interrupted.
+    pub fn complete(&self) -> bool {
+        self.finished.is_some()
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -96,6 +109,10 @@ pub struct SuiteRun {
     pub bad_lines: Vec<BadLine>,
     /// The last lines of stderr (all of it is in `<target>/<suite>.stderr`).
     pub stderr_tail: Vec<String>,
+    /// SHA-256 of the suite's stdout, kept as `<target>/<suite>.jsonl`:
+    /// reading the run checks the file still holds what was parsed.
+    #[serde(default)]
+    pub stdout_sha256: Option<String>,
 }
 
 /// Decides a suite run's status from how it ended and what it printed.
@@ -175,12 +192,44 @@ pub fn suite_run(
             .map(|(line, text, why)| BadLine { line, text, why })
             .collect(),
         stderr_tail: lines[lines.len().saturating_sub(20)..].to_vec(),
+        stdout_sha256: Some(sha256(outcome.stdout.as_bytes())),
+    }
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Makes sure runs can be written under `results` before anything is
+/// built: it is (or can be made) a directory we can create entries in.
+pub fn check_writable(results: &Path) -> Result<()> {
+    if let Err(e) = std::fs::create_dir_all(results) {
+        exit2!(
+            "--results {}: cannot create it: {e} (expected a writable directory)",
+            results.display()
+        );
+    }
+    let probe = results.join(format!(".lockmatrix-probe-{}", std::process::id()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = std::fs::remove_dir(&probe);
+            Ok(())
+        }
+        Err(e) => exit2!(
+            "--results {}: cannot write there: {e} (expected a writable directory)",
+            results.display()
+        ),
     }
 }
 
 /// A new, unique run directory under `results`: `YYYYMMDDTHHMMSSZ[-N]`.
 pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf)> {
-    std::fs::create_dir_all(results).with_context(|| format!("creating {}", results.display()))?;
+    check_writable(results)?;
     let stamp: String = started
         .chars()
         .filter(|c| !matches!(c, '-' | ':'))
@@ -196,7 +245,7 @@ pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf)> {
         match std::fs::create_dir(&dir) {
             Ok(()) => return Ok((id, dir)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+            Err(e) => exit2!("--results: cannot create {}: {e}", dir.display()),
         }
     }
     unreachable!()
@@ -212,29 +261,99 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
     Ok(())
 }
 
-/// The newest run directory under `results` (run ids sort by time).
+/// The newest complete run under `results` (run ids sort by time). Runs
+/// that were interrupted, are still running or are damaged are skipped,
+/// each named in a warning; the run used is named too.
 pub fn newest(results: &Path) -> Result<PathBuf> {
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(results)
-        .with_context(|| format!("reading {}", results.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("run.json").is_file())
-        .collect();
-    runs.sort();
-    match runs.pop() {
-        Some(run) => Ok(run),
-        None => crate::error::exit2!(
-            "no runs in {}: run `cargo xtask matrix` first",
+    let entries = match std::fs::read_dir(results) {
+        Ok(entries) => entries,
+        Err(e) => exit2!(
+            "{}: cannot read the results directory: {e}; run `cargo xtask matrix` first",
             results.display()
         ),
+    };
+    let mut runs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    runs.sort();
+    for dir in runs.iter().rev() {
+        match read(dir) {
+            Ok(run) if run.complete() => {
+                eprintln!("using run {}", dir.display());
+                return Ok(dir.clone());
+            }
+            Ok(_) => eprintln!(
+                "warning: skipping run {}: incomplete (interrupted, or still running)",
+                dir.display()
+            ),
+            Err(e) => eprintln!("warning: skipping {}: {e:#}", dir.display()),
+        }
     }
+    exit2!(
+        "no complete run in {}: run `cargo xtask matrix` first",
+        results.display()
+    )
 }
 
+/// Reads a run directory's `run.json` and checks that every suite's
+/// `<target>/<suite>.jsonl` still holds what was parsed from it. Any
+/// problem is bad input (exit status 2) naming the file. An incomplete run
+/// reads fine: callers decide whether they can use one ([`Run::complete`]).
 pub fn read(dir: &Path) -> Result<Run> {
+    if !dir.is_dir() {
+        exit2!("{}: no such run directory", dir.display());
+    }
     let path = dir.join("run.json");
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{}: not a lockmatrix run", path.display()))
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => exit2!(
+            "{}: no run.json: not a run, or one interrupted before it started",
+            dir.display()
+        ),
+        Err(e) => exit2!("{}: cannot read: {e}", path.display()),
+    };
+    let format = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("format").and_then(|f| f.as_u64()));
+    if let Some(f) = format.filter(|f| !(OLDEST_FORMAT as u64..=FORMAT_VERSION as u64).contains(f))
+    {
+        exit2!(
+            "{}: run format {f}: this xtask reads formats {OLDEST_FORMAT} to {FORMAT_VERSION}",
+            path.display()
+        );
+    }
+    let run: Run = match serde_json::from_str(&text) {
+        Ok(run) => run,
+        Err(e) => exit2!(
+            "{}: not a lockmatrix run: {e} (damaged or cut short?)",
+            path.display()
+        ),
+    };
+    for t in &run.targets {
+        for s in &t.suites {
+            let Some(want) = &s.stdout_sha256 else {
+                continue;
+            };
+            let file = dir.join(&t.name).join(format!("{}.jsonl", s.suite));
+            match std::fs::read(&file) {
+                Ok(bytes) if sha256(&bytes) == *want => {}
+                Ok(_) => exit2!(
+                    "{}: damaged: it no longer holds the output {} was read from (sha256 differs)",
+                    file.display(),
+                    path.display()
+                ),
+                Err(e) => exit2!(
+                    "{}: {e}: the run is missing the raw output of {}/{}",
+                    file.display(),
+                    t.name,
+                    s.suite
+                ),
+            }
+        }
+    }
+    Ok(run)
 }
 
 #[cfg(test)]

@@ -11,13 +11,26 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+/// The environment variable (and CI secret) holding one target's key:
+/// `LOCKMATRIX_SSH_KEY_` and the name upper-cased, every character that is
+/// not a letter or digit as `_` (`rpi4.lab` -> `LOCKMATRIX_SSH_KEY_RPI4_LAB`).
+pub fn key_variable(target: &str) -> String {
+    let name: String = target
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("LOCKMATRIX_SSH_KEY_{name}")
+}
+
 /// The key for `target`, if the environment names one.
 pub fn key_for(target: &Target) -> Option<PathBuf> {
-    let own = format!(
-        "LOCKMATRIX_SSH_KEY_{}",
-        target.name.to_uppercase().replace('-', "_")
-    );
-    std::env::var_os(own)
+    std::env::var_os(key_variable(&target.name))
         .or_else(|| std::env::var_os("LOCKMATRIX_SSH_KEY"))
         .map(PathBuf::from)
 }
@@ -69,9 +82,11 @@ fn why(stderr: &[u8]) -> String {
 impl Remote {
     fn ssh(&self) -> Command {
         let mut c = Command::new("ssh");
+        // User and host go in as option values and after `--`, so neither
+        // can ever be read as an option (targets.yaml also vets both).
         c.args(common_opts(&self.key))
-            .args(["-p", &self.host.port.to_string()])
-            .arg(format!("{}@{}", self.host.user, self.host.host));
+            .args(["-p", &self.host.port.to_string(), "-l", &self.host.user])
+            .args(["--", &self.host.host]);
         c
     }
 

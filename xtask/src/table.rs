@@ -4,26 +4,44 @@ use crate::protocol::{case_label, Sample};
 use crate::results::{Run, Status};
 use std::collections::BTreeMap;
 
+/// Widest a column other than the last may be; longer cells are cut with
+/// `...`. The last column is free text (a status, a reason) and is never
+/// padded, so its length cannot widen the table.
+const MAX_COLUMN: usize = 48;
+
 /// Left-aligns `rows` (the first is the header) into columns.
 pub fn render(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let cell = |r: &[String], c: usize| -> String {
+        let s = r.get(c).map_or("", String::as_str);
+        if c + 1 < cols && s.chars().count() > MAX_COLUMN {
+            let cut: String = s.chars().take(MAX_COLUMN - 3).collect();
+            format!("{cut}...")
+        } else {
+            s.to_string()
+        }
+    };
     let widths: Vec<usize> = (0..cols)
         .map(|c| {
             rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
+                .take(if c + 1 == cols { 1 } else { rows.len() })
+                .map(|r| cell(r, c).chars().count())
                 .max()
                 .unwrap_or(0)
         })
         .collect();
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
-        let line: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
+        let mut line = String::new();
+        for (c, width) in widths.iter().enumerate().take(row.len()) {
+            let text = cell(row, c);
+            line.push_str(&text);
+            if c + 1 < row.len() {
+                let pad = width.saturating_sub(text.chars().count()) + 2;
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        out.push_str(line.trim_end());
         out.push('\n');
         if i == 0 {
             out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1)));
@@ -207,6 +225,19 @@ mod tests {
             vec!["ccc".into(), "d".into()],
         ];
         assert_eq!(render(&rows), "a    bb\n-------\nccc  d\n");
+    }
+
+    #[test]
+    fn long_cells_neither_widen_nor_break_the_table() {
+        let long = "x".repeat(10_000_000);
+        let rows = vec![
+            vec!["name".to_string(), "status".into()],
+            vec![long.clone(), long],
+        ];
+        let text = render(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1].len(), MAX_COLUMN + 2 + "status".len());
+        assert!(lines[2].starts_with(&format!("{}...  x", "x".repeat(MAX_COLUMN - 3))));
     }
 
     #[test]

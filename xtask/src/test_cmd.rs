@@ -23,33 +23,37 @@ pub fn run(root: &Path) -> Result<bool> {
     let sh = Shell::new()?;
     sh.change_dir(root);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    cmd!(sh, "{cargo} fmt --all -- --check").run()?;
-    cmd!(
-        sh,
-        "{cargo} clippy --workspace --all-targets --locked -- -D warnings"
-    )
-    .run()?;
-    cmd!(
-        sh,
-        "{cargo} clippy -p spinlock --all-targets --locked --features broken-lock -- -D warnings"
-    )
-    .run()?;
-    cmd!(sh, "{cargo} test --workspace --locked").run()?;
-    cmd!(
-        sh,
-        "{cargo} test -p spinlock --locked --features broken-lock"
-    )
-    .run()?;
+    // A failing step is a failed test run (exit status 1), not bad input.
+    let steps = [
+        cmd!(sh, "{cargo} fmt --all -- --check"),
+        cmd!(sh, "{cargo} clippy --workspace --all-targets --locked -- -D warnings"),
+        cmd!(
+            sh,
+            "{cargo} clippy -p spinlock --all-targets --locked --features broken-lock -- -D warnings"
+        ),
+        cmd!(sh, "{cargo} test --workspace --locked"),
+        cmd!(sh, "{cargo} test -p spinlock --locked --features broken-lock"),
+    ];
+    for step in steps {
+        if let Err(e) = step.run() {
+            eprintln!("cargo xtask test: {e}");
+            return Ok(false);
+        }
+    }
 
     let drift = ci::check(root, &config)?;
     if !drift.is_empty() {
-        anyhow::bail!(
-            "the workflows differ from targets.yaml:\n{}",
+        eprintln!(
+            "cargo xtask test: the workflows differ from targets.yaml:\n{}",
             drift.join("\n")
         );
+        return Ok(false);
     }
     println!("workflows match targets.yaml");
-    actionlint(&sh)?;
+    if let Err(e) = actionlint(&sh) {
+        eprintln!("cargo xtask test: actionlint: {e:#}");
+        return Ok(false);
+    }
     Ok(true)
 }
 

@@ -100,17 +100,8 @@ fn runs_on(config: &Config, t: &Target) -> Result<Vec<String>> {
 }
 
 fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
-    let ok_name = t.name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && t.name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if !ok_name {
-        exit2!(
-            "{}: target '{}': CI needs a name of letters, digits, '-', '_' and '.' (it becomes a job id, an artifact name and a shell word)",
-            config.path.display(),
-            t.name
-        );
-    }
+    // config.rs holds names to letters, digits, '.', '_' and '-': each is
+    // a valid job id (once '.' is '_'), artifact name and shell word.
     let labels = runs_on(config, t)?;
     let self_hosted = labels.iter().any(|l| l == "self-hosted");
     let ssh = t.runner == RunnerKind::Ssh;
@@ -130,20 +121,7 @@ fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
     // A self-hosted machine need not have a container engine; QEMU and ssh
     // jobs on hosted runners build in the pinned image.
     let container = (t.runner != RunnerKind::Native && !self_hosted).then_some(DEBIAN_IMAGE);
-    let ssh_secret = ssh.then(|| {
-        let upper: String = t
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_uppercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        format!("LOCKMATRIX_SSH_KEY_{upper}")
-    });
+    let ssh_secret = ssh.then(|| crate::ssh::key_variable(&t.name));
     let suite_secs = suites * config.timeout_secs(t);
     Ok(Job {
         id: format!("target-{}", t.name.replace('.', "_")),

@@ -100,6 +100,7 @@ fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> SuiteRun {
         checks,
         bad_lines: vec![],
         stderr_tail: vec![],
+        stdout_sha256: None,
     }
 }
 

@@ -877,6 +877,7 @@ mod tests {
             checks: vec![],
             bad_lines: vec![],
             stderr_tail: vec![],
+            stdout_sha256: None,
         }
     }
 
