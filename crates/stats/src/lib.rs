@@ -19,6 +19,7 @@ mod input;
 mod mann_whitney;
 mod multiplicity;
 mod power;
+mod signed_rank;
 mod welch;
 
 #[cfg(test)]
@@ -32,6 +33,10 @@ pub use mann_whitney::{
 };
 pub use multiplicity::{bh_adjust, bh_reject, holm_adjust, holm_reject};
 pub use power::{assess_power, min_rounds_rank, rounds_needed, Power, POWER};
+pub use signed_rank::{
+    assess_paired_power, min_p_value as min_p_value_paired, min_pairs, paired_ratio, pairs_needed,
+    signed_rank_slowdown, SignedRank,
+};
 pub use welch::{welch_greater, welch_slowdown, Welch};
 
 /// One cell's comparison of head with base.
@@ -44,20 +49,61 @@ pub struct Comparison {
     /// Upper bound of the ratio's interval (`inf` when the samples are too small).
     pub ratio_hi: f64,
     /// Two-sided level of `[ratio_lo, ratio_hi]`: `1 - 2 alpha`, so that
-    /// `ratio_lo > 1 + delta` exactly when the Mann-Whitney test rejects at
+    /// `ratio_lo > 1 + delta` exactly when the rank test rejects at
     /// `alpha` (exact case).
     pub confidence: f64,
-    /// One-sided Welch t-test p-value on logs; 1 (no evidence) with fewer
-    /// than two rounds on a side.
-    pub p_welch: f64,
-    /// One-sided Mann-Whitney p-value on logs. Prefer it for timings: it holds
-    /// its level when rounds jump between levels (vCPU migrations) or have outliers.
-    pub p_mann_whitney: f64,
+    /// One-sided t-test p-value on logs (Welch's, or the paired t); 1 (no
+    /// evidence) with fewer than two rounds on a side.
+    pub p_t: f64,
+    /// One-sided rank test p-value on logs (Mann-Whitney, or the paired
+    /// signed-rank test): the one the gate uses. It holds its level when
+    /// rounds jump between levels (vCPU migrations) or have outliers.
+    pub p_rank: f64,
     /// Too few rounds to detect a slowdown of `delta` (see [`assess_power`]):
     /// a pass from this cell is not evidence of no regression.
     pub underpowered: bool,
     /// Rounds per side the cell would need; `None` when unknown.
     pub rounds_needed: Option<usize>,
+}
+
+/// Compares one cell whose rounds are pairs (`base[i]` and `head[i]` ran
+/// back to back, as `--against` runs them): is `head` slower than `base`
+/// by more than `delta` at one-sided level `alpha`? The signed-rank test
+/// on the per-pair log ratios; the ratio is their Hodges-Lehmann estimate.
+/// `p_t` holds the paired t-test's p-value (a one-sample t on the log
+/// ratios) for reference.
+pub fn compare_paired(
+    base: &[f64],
+    head: &[f64],
+    delta: f64,
+    alpha: f64,
+) -> Result<Comparison, StatsError> {
+    input::in_open("alpha", alpha, 0.0, 0.5, "0 < alpha < 0.5")?;
+    let confidence = 1.0 - 2.0 * alpha;
+    let hl = paired_ratio(base, head, confidence)?;
+    let sr = signed_rank_slowdown(base, head, delta)?;
+    let p_t = if base.len() >= 2 {
+        let margin = input::log_margin(delta)?;
+        let d: Vec<f64> = base
+            .iter()
+            .zip(head)
+            .map(|(b, h)| h.ln() - b.ln())
+            .collect();
+        welch::one_sample_greater(&d, margin).map_or(1.0, |w| w.p)
+    } else {
+        1.0
+    };
+    let power = assess_paired_power(base, head, delta, alpha)?;
+    Ok(Comparison {
+        ratio: hl.estimate,
+        ratio_lo: hl.lo,
+        ratio_hi: hl.hi,
+        confidence,
+        p_t,
+        p_rank: sr.p,
+        underpowered: power.underpowered,
+        rounds_needed: power.rounds_needed,
+    })
 }
 
 /// Compares one cell: is `head` slower than `base` by more than `delta`
@@ -78,7 +124,7 @@ pub fn compare(
     let confidence = 1.0 - 2.0 * alpha;
     let hl = hodges_lehmann_ratio(base, head, confidence)?;
     let mw = mann_whitney_slowdown(base, head, delta)?;
-    let p_welch = if base.len() >= 2 && head.len() >= 2 {
+    let p_t = if base.len() >= 2 && head.len() >= 2 {
         welch_slowdown(base, head, delta)?.p
     } else {
         1.0
@@ -89,8 +135,8 @@ pub fn compare(
         ratio_lo: hl.lo,
         ratio_hi: hl.hi,
         confidence,
-        p_welch,
-        p_mann_whitney: mw.p,
+        p_t,
+        p_rank: mw.p,
         underpowered: power.underpowered,
         rounds_needed: power.rounds_needed,
     })

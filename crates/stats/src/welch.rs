@@ -87,6 +87,35 @@ pub fn welch_greater(x: &[f64], y: &[f64], mu: f64) -> Result<Welch, StatsError>
     })
 }
 
+/// One-sample t-test of H0 "the mean of `d` is at most `mu`" against
+/// "above": the paired t-test, given the per-pair differences. Needs two
+/// values; without spread the answer is deterministic, as in
+/// [`welch_greater`].
+pub fn one_sample_greater(d: &[f64], mu: f64) -> Result<Welch, StatsError> {
+    finite("d", d, 2)?;
+    let (mean, var) = mean_var(d);
+    let n = d.len() as f64;
+    let se = (var / n).sqrt();
+    let diff = mean - mu;
+    let rounding = 1e-12 * (1.0 + mean.abs() + mu.abs());
+    let df = n - 1.0;
+    if se <= rounding || !se.is_finite() {
+        let p = if diff > rounding { 0.0 } else { 1.0 };
+        return Ok(Welch {
+            t: diff.signum() * f64::INFINITY,
+            df,
+            p,
+        });
+    }
+    let t = diff / se;
+    let dist = StudentsT::new(0.0, 1.0, df).expect("df >= 1");
+    Ok(Welch {
+        t,
+        df,
+        p: dist.sf(t),
+    })
+}
+
 /// Tests whether `head` is slower than `base` by more than `delta` (e.g. 0.05
 /// for 5%): Welch on `ln head` vs `ln base` with `mu = ln(1 + delta)`.
 /// Values must be positive; lower is better.

@@ -115,9 +115,13 @@ fn comparisons_end_quickly_and_never_return_nan() {
         let what = format!("compare({base:?}, {head:?}, {delta:?}, {alpha:?})");
         within_limit(what, move || {
             let c = stats::compare(&base, &head, delta, alpha);
-            finite_or_err(&c, |c| {
-                vec![c.ratio, c.p_welch, c.p_mann_whitney, c.confidence]
-            });
+            finite_or_err(&c, |c| vec![c.ratio, c.p_t, c.p_rank, c.confidence]);
+            // Paired: as many head values as base values.
+            let n = base.len().min(head.len());
+            let c = stats::compare_paired(&base[..n], &head[..n], delta, alpha);
+            finite_or_err(&c, |c| vec![c.ratio, c.p_t, c.p_rank, c.confidence]);
+            let sr = stats::signed_rank_slowdown(&base[..n], &head[..n], delta);
+            finite_or_err(&sr, |s| vec![s.p, s.w_plus]);
             let p = stats::assess_power(&base, &head, delta, alpha);
             finite_or_err(&p, |_| vec![]);
             let mw = stats::mann_whitney_greater(&base, &head);
@@ -146,6 +150,7 @@ fn sizes_and_corrections_end_quickly() {
             );
             within_limit(what, move || {
                 let _ = stats::rounds_needed(sd, effect, alpha, power);
+                let _ = stats::pairs_needed(sd, effect, alpha, power);
                 if alpha > 0.0 && alpha < 1.0 {
                     let _ = stats::min_rounds_rank(alpha);
                 }
