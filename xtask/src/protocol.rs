@@ -41,6 +41,10 @@ pub struct Sample {
     pub metric: String,
     pub unit: String,
     pub better: Better,
+    /// The cell is in the suite's timing family (protocol 2; always false
+    /// from protocol 1 suites).
+    #[serde(default)]
+    pub gating: bool,
     pub round: u32,
     /// `None` when the suite could not compute a finite value.
     pub value: Option<f64>,
@@ -85,7 +89,12 @@ pub struct Parsed {
     pub bad_lines: Vec<(usize, String, String)>,
 }
 
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The protocol the harness speaks (`suites/harness/src/out.rs`). Version 1
+/// (no `gating`, and times that could be zero or negative) is still read,
+/// so `--against` can build a base revision from before version 2; its
+/// non-positive times are read as `null`, as version 2 prints them.
+pub const PROTOCOL_VERSION: u32 = 2;
+const OLDEST_PROTOCOL: u32 = 1;
 
 pub fn parse(stdout: &str) -> Parsed {
     let mut p = Parsed::default();
@@ -94,21 +103,37 @@ pub fn parse(stdout: &str) -> Parsed {
             continue;
         }
         match serde_json::from_str::<Record>(line) {
-            Ok(Record::Env(e)) if e.protocol != PROTOCOL_VERSION => p.bad_lines.push((
-                i + 1,
-                line.to_string(),
-                format!(
-                    "protocol version {} (this xtask reads {PROTOCOL_VERSION})",
-                    e.protocol
-                ),
-            )),
+            Ok(Record::Env(e)) if !(OLDEST_PROTOCOL..=PROTOCOL_VERSION).contains(&e.protocol) => {
+                p.bad_lines.push((
+                    i + 1,
+                    line.to_string(),
+                    format!(
+                        "protocol version {} (this xtask reads {OLDEST_PROTOCOL} to {PROTOCOL_VERSION})",
+                        e.protocol
+                    ),
+                ))
+            }
             Ok(Record::Env(e)) if p.env.is_some() => {
                 p.bad_lines
                     .push((i + 1, line.to_string(), "a second env record".into()));
                 p.env.get_or_insert(e);
             }
             Ok(Record::Env(e)) => p.env = Some(e),
-            Ok(Record::Sample(s)) => p.samples.push(s),
+            Ok(Record::Sample(mut s)) => {
+                let old = p.env.as_ref().is_some_and(|e| e.protocol < 2);
+                match s.value.map(|v| crate::gate::cells::check_value(&s.unit, v)) {
+                    Some(Err(_)) if old => {
+                        s.value = None;
+                        p.samples.push(s);
+                    }
+                    Some(Err(why)) => p.bad_lines.push((
+                        i + 1,
+                        line.to_string(),
+                        format!("value {}: {why}", s.value.unwrap_or_default()),
+                    )),
+                    _ => p.samples.push(s),
+                }
+            }
             Ok(Record::Check(c)) => p.checks.push(c),
             Err(e) => p.bad_lines.push((
                 i + 1,

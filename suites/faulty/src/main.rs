@@ -34,15 +34,12 @@ fn main() -> std::process::ExitCode {
     let value = harness::measure::per_op(1000, 3, |i| {
         std::hint::black_box(i);
     });
-    out.sample(
-        "behave",
-        &case,
+    let metric = harness::out::Metric::new(
         "ticks_per_op",
         harness::timer::UNIT,
         harness::out::Better::Lower,
-        0,
-        value.per_op,
     );
+    out.sample("behave", &case, &metric, 0, value.per_op);
     out.check_eq("behave", &case, "sanity", 1, 1);
     out.finish()
 }

@@ -6,7 +6,7 @@
 //! difference is divided by `iters`. Each is repeated `reps` times and the
 //! median kept, which discards batches hit by an interrupt or migration.
 
-use crate::out::{Better, Out};
+use crate::out::{Better, Metric, Out};
 use crate::{json::J, marker, timer};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -76,15 +76,10 @@ pub fn insns_sample(out: &Out, bench: &str, case: &J, op: impl FnMut(u64)) {
     static NEXT_REGION: AtomicU32 = AtomicU32::new(1);
     let region = NEXT_REGION.fetch_add(1, Ordering::Relaxed);
     if let Some(c) = marker::insns_per_op(region, INSNS_ITERS, op) {
-        out.sample(
-            bench,
-            case,
-            "insns_per_op",
-            "insns",
-            Better::Lower,
-            0,
-            c.per_op,
-        );
+        // Counts gate exactly wherever they exist; the timing family
+        // is about times.
+        let metric = Metric::new("insns_per_op", "insns", Better::Lower);
+        out.sample(bench, case, &metric, 0, c.per_op);
     }
 }
 

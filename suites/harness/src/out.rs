@@ -12,13 +12,52 @@ use crate::{threads, timer, Args};
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub const PROTOCOL_VERSION: i64 = 1;
+/// Version 2: samples say whether their cell is in the suite's timing
+/// family (`gating`), and a time is positive or `null`.
+pub const PROTOCOL_VERSION: i64 = 2;
 
 /// Which direction of a metric is an improvement.
 #[derive(Clone, Copy, Debug)]
 pub enum Better {
     Lower,
     Higher,
+}
+
+/// What a sample measures: its name, unit and better direction, and
+/// whether its cell is in the suite's timing family, the few cells whose
+/// timings the regression gate may fail on (on real hardware). The rest
+/// are shown and never fail, so every suite keeps the family small and
+/// quiet: the gate corrects for each cell it tests, and a noisy cell
+/// cannot reach significance in the rounds CI affords.
+#[derive(Clone, Copy, Debug)]
+pub struct Metric<'a> {
+    pub name: &'a str,
+    pub unit: &'a str,
+    pub better: Better,
+    pub gating: bool,
+}
+
+impl<'a> Metric<'a> {
+    pub const fn new(name: &'a str, unit: &'a str, better: Better) -> Metric<'a> {
+        Metric {
+            name,
+            unit,
+            better,
+            gating: false,
+        }
+    }
+
+    /// The same metric, in the timing family when `yes`.
+    pub const fn gating(self, yes: bool) -> Metric<'a> {
+        Metric {
+            gating: yes,
+            ..self
+        }
+    }
+
+    fn is_time(&self) -> bool {
+        self.unit == "ns" || self.unit.ends_with("_ticks")
+    }
 }
 
 pub struct Out {
@@ -87,32 +126,27 @@ impl Out {
         self.emit(record);
     }
 
-    /// One round's value of `metric` for the cell `(bench, case)`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn sample(
-        &self,
-        bench: &str,
-        case: &J,
-        metric: &str,
-        unit: &str,
-        better: Better,
-        round: usize,
-        value: f64,
-    ) {
-        let better = match better {
+    /// One round's value of `metric` for the cell `(bench, case)`. A value
+    /// that is not finite, or a time that is not positive (a cost the
+    /// empty-loop subtraction cannot tell from zero), is printed as `null`:
+    /// the xtask then shows the cell and never compares it.
+    pub fn sample(&self, bench: &str, case: &J, metric: &Metric, round: usize, value: f64) {
+        let better = match metric.better {
             Better::Lower => "lower",
             Better::Higher => "higher",
         };
+        let valid = value.is_finite() && (value > 0.0 || !metric.is_time() && value >= 0.0);
         self.emit(obj([
             ("type", "sample".into()),
             ("suite", self.suite.into()),
             ("bench", bench.into()),
             ("case", case.clone()),
-            ("metric", metric.into()),
-            ("unit", unit.into()),
+            ("metric", metric.name.into()),
+            ("unit", metric.unit.into()),
             ("better", better.into()),
+            ("gating", metric.gating.into()),
             ("round", round.into()),
-            ("value", value.into()),
+            ("value", if valid { value.into() } else { J::Null }),
         ]));
     }
 

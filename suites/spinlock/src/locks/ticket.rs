@@ -42,13 +42,6 @@ impl RawLock for Ticket {
 
     #[inline]
     fn lock(&self) {
-        // Test-only: one more instruction on the fast path, which the
-        // instruction-count gate must catch on every QEMU target.
-        #[cfg(feature = "ticket-extra-insn")]
-        // SAFETY: a nop.
-        unsafe {
-            core::arch::asm!("nop", options(nomem, nostack, preserves_flags))
-        };
         // The wrapping counters stay correct with fewer than 2^32 waiters.
         let ticket = self.next.fetch_add(1, Relaxed);
         if self.owner.load(Acquire) != ticket {
