@@ -13,17 +13,22 @@ pub struct Readiness {
     pub linker: Result<PathBuf, String>,
     /// `None` for runners without an emulator.
     pub emulator: Option<Result<PathBuf, String>>,
+    /// The emulator that counts a native or ssh target's instructions
+    /// (`counted_under`); `None` when it has none.
+    pub counter: Option<Result<PathBuf, String>>,
 }
 
 impl Readiness {
     /// The first missing piece, if any.
     pub fn missing(&self) -> Option<String> {
         let emulator = self.emulator.as_ref().and_then(|e| e.as_ref().err());
+        let counter = self.counter.as_ref().and_then(|e| e.as_ref().err());
         self.toolchain
             .as_ref()
             .err()
             .or(self.linker.as_ref().err())
             .or(emulator)
+            .or(counter)
             .cloned()
     }
 }
@@ -39,18 +44,22 @@ fn packages_hint(t: &Target) -> String {
     }
 }
 
-pub fn check(t: &Target) -> Readiness {
+/// What `t` needs and whether this machine has it; `need` is the suites'
+/// `rust-version`.
+pub fn check(t: &Target, need: toolchain::Version) -> Readiness {
     let linker_name = t.linker.clone().unwrap_or_else(|| "cc".into());
     let linker = which(&linker_name)
         .ok_or_else(|| format!("linker {linker_name} not found{}", packages_hint(t)));
-    let emulator = (t.runner == RunnerKind::Qemu).then(|| {
-        let name = t.emulator.clone().unwrap_or_default();
-        which(&name).ok_or_else(|| format!("emulator {name} not found (Debian package qemu-user)"))
-    });
+    let find = |name: &str| {
+        which(name).ok_or_else(|| format!("emulator {name} not found (Debian package qemu-user)"))
+    };
+    let emulator =
+        (t.runner == RunnerKind::Qemu).then(|| find(t.emulator.as_deref().unwrap_or_default()));
     Readiness {
-        toolchain: toolchain::discover(&t.triple),
+        toolchain: toolchain::discover(&t.triple, need),
         linker,
         emulator,
+        counter: t.counted_under.as_deref().map(find),
     }
 }
 
@@ -63,9 +72,10 @@ pub fn linker_version(path: &PathBuf) -> String {
 }
 
 /// Prints the report; returns whether every selected target is ready.
-pub fn run(config: &Config, selected: &[Selected]) -> bool {
+/// `need` is the suites' `rust-version`.
+pub fn run(config: &Config, selected: &[Selected], need: toolchain::Version) -> bool {
     println!(
-        "lockmatrix doctor: {} ({} targets)",
+        "lockmatrix doctor: {} ({} targets); suites need Rust {need} or newer (rust-version)",
         config.path.display(),
         selected.len()
     );
@@ -73,7 +83,7 @@ pub fn run(config: &Config, selected: &[Selected]) -> bool {
     let mut ready = true;
     for s in selected {
         let t = &s.target;
-        let r = check(t);
+        let r = check(t, need);
         let state = match (&s.skip, r.missing()) {
             (Some(why), _) => format!("not run: {why}"),
             (None, Some(_)) => "NOT READY".to_string(),
@@ -103,6 +113,15 @@ pub fn run(config: &Config, selected: &[Selected]) -> bool {
         match &r.linker {
             Ok(p) => println!("  linker     {} [{}]", p.display(), linker_version(p)),
             Err(e) => println!("  linker     MISSING: {e}"),
+        }
+        match &r.counter {
+            Some(Ok(p)) => println!(
+                "  counted    {} [{}], with the insns plugin",
+                p.display(),
+                emulator_version(p)
+            ),
+            Some(Err(e)) => println!("  counted    MISSING: {e}"),
+            None => {}
         }
         match &r.emulator {
             Some(Ok(p)) => println!("  emulator   {} [{}]", p.display(), emulator_version(p)),

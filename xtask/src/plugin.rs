@@ -12,7 +12,8 @@ pub const API: &str = "v1";
 /// Builds the plugin with the host's toolchain; returns the `.so` or why not.
 pub fn build(root: &Path) -> Result<PathBuf, String> {
     let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
-    let tc = toolchain::discover(&host)?;
+    let need = toolchain::rust_version(&root.join("qemu-plugin/Cargo.toml"));
+    let tc = toolchain::discover(&host, need)?;
     // Its own target dir: the xtask's cargo holds the workspace's lock.
     let target_dir = crate::build::cache_dir().join("plugin");
     let out = crate::build::cargo(&tc.cargo)

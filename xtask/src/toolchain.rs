@@ -102,21 +102,108 @@ fn has_src(sysroot: &Path) -> bool {
         .is_file()
 }
 
-/// The toolchain that will build `triple`, or what is missing.
-pub fn discover(triple: &str) -> Result<Toolchain, String> {
+/// A Rust release, as `rust-version` and `rustc -V` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version(pub u32, pub u32, pub u32);
+
+impl Version {
+    /// `1.85`, `1.85.0`, `rustc 1.85.0 (4d91de4e4 2025-02-17)` or
+    /// `1.96.0-nightly`: the first word that starts with a digit.
+    pub fn parse(text: &str) -> Option<Version> {
+        let word = text
+            .split_whitespace()
+            .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))?;
+        let mut parts = word
+            .split(['.', '-'])
+            .map(|p| p.parse::<u32>().ok())
+            .chain(std::iter::repeat(Some(0)));
+        Some(Version(
+            parts.next()??,
+            parts.next()??,
+            parts.next()?.unwrap_or(0),
+        ))
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.0, self.1, self.2)
+    }
+}
+
+/// The `rust-version` a manifest declares (`rust-version = "1.85"`, in
+/// `[package]` or `[workspace.package]`), or 0.0.0 when it declares none.
+pub fn rust_version(manifest: &Path) -> Version {
+    std::fs::read_to_string(manifest)
+        .ok()
+        .and_then(|text| {
+            text.lines().find_map(|l| {
+                let (key, value) = l.split_once('=')?;
+                (key.trim() == "rust-version")
+                    .then(|| Version::parse(value.trim().trim_matches('"')))?
+            })
+        })
+        .unwrap_or(Version(0, 0, 0))
+}
+
+/// What one rustc reports of itself, asked once per process.
+#[derive(Clone)]
+struct RustcFacts {
+    version: String,
+    targets: Vec<String>,
+}
+
+fn facts(rustc: &Path) -> RustcFacts {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<PathBuf, RustcFacts>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(f) = cache.lock().unwrap().get(rustc) {
+        return f.clone();
+    }
+    let targets = Command::new(rustc)
+        .args(["--print", "target-list"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let f = RustcFacts {
+        version: command_version(Command::new(rustc).arg("-V")),
+        targets,
+    };
+    cache.lock().unwrap().insert(rustc.to_path_buf(), f.clone());
+    f
+}
+
+/// The toolchain that will build `triple` with at least `need` (the
+/// `rust-version` of what it builds), or what is missing. A candidate too
+/// old, or one that does not know the triple, is passed over, and named
+/// in the error when no candidate is left.
+pub fn discover(triple: &str, need: Version) -> Result<Toolchain, String> {
     let rustup = rustup_toolchains();
-    let pick = |name: &str, dir: &Path, build_std: bool| Toolchain {
+    let rustup_pick = |name: &str, dir: &Path, build_std: bool| Toolchain {
         label: format!("rustup {name}"),
         cargo: dir.join("bin/cargo"),
         rustc: dir.join("bin/rustc"),
         build_std,
     };
-    if let Some((name, dir)) = rustup.iter().find(|(_, d)| has_std(d, triple)) {
-        return Ok(pick(name, dir, false));
-    }
-    if let Some((name, dir)) = rustup.iter().find(|(_, d)| has_src(d)) {
-        return Ok(pick(name, dir, true));
-    }
+    let mut candidates: Vec<Toolchain> = Vec::new();
+    candidates.extend(
+        rustup
+            .iter()
+            .filter(|(_, d)| has_std(d, triple))
+            .map(|(name, dir)| rustup_pick(name, dir, false)),
+    );
+    candidates.extend(
+        rustup
+            .iter()
+            .filter(|(_, d)| has_src(d))
+            .map(|(name, dir)| rustup_pick(name, dir, true)),
+    );
     let debian = Path::new("/usr");
     if debian.join("bin/rustc").is_file() && has_src(debian) {
         let cargo = match debian.join("bin/cargo") {
@@ -126,17 +213,46 @@ pub fn discover(triple: &str) -> Result<Toolchain, String> {
                 .map(|(_, d)| d.join("bin/cargo"))
                 .unwrap_or_else(|| "cargo".into()),
         };
-        return Ok(Toolchain {
+        candidates.push(Toolchain {
             label: "debian rustc-web".into(),
             cargo,
             rustc: debian.join("bin/rustc"),
             build_std: true,
         });
     }
-    Err(format!(
+    let mut passed_over: Vec<String> = Vec::new();
+    for tc in candidates {
+        let facts = facts(&tc.rustc);
+        match Version::parse(&facts.version) {
+            Some(v) if v >= need => {}
+            _ => {
+                passed_over.push(format!(
+                    "{} [{}] is older than rust-version {need}",
+                    tc.label, facts.version
+                ));
+                continue;
+            }
+        }
+        if tc.build_std && !facts.targets.iter().any(|t| t == triple) {
+            passed_over.push(format!(
+                "{} [{}] does not know the target {triple} (rustc --print target-list)",
+                tc.label, facts.version
+            ));
+            continue;
+        }
+        return Ok(tc);
+    }
+    let mut why = format!(
         "no toolchain for {triple}: no rustup toolchain has its std or rust-src, and Debian's build-std toolchain is missing (packages: {})",
         DEBIAN_RUST.join(" ")
-    ))
+    );
+    if !passed_over.is_empty() {
+        why = format!(
+            "no usable toolchain for {triple}: {}",
+            passed_over.join("; ")
+        );
+    }
+    Err(why)
 }
 
 /// What `cross` would need, for `doctor`.
@@ -171,15 +287,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn versions_read_from_manifests_and_compilers() {
+        assert_eq!(Version::parse("1.85"), Some(Version(1, 85, 0)));
+        assert_eq!(
+            Version::parse("rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)"),
+            Some(Version(1, 85, 0))
+        );
+        assert_eq!(
+            Version::parse("rustc 1.96.0-nightly (abc 2026-01-01)"),
+            Some(Version(1, 96, 0))
+        );
+        assert_eq!(Version::parse("unknown (No such file)"), None);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        assert_eq!(rust_version(&root.join("Cargo.toml")), Version(1, 85, 0));
+        assert!(rust_version(&root.join("qemu-plugin/Cargo.toml")) > Version(1, 85, 0));
+    }
+
+    #[test]
+    fn too_old_or_unknown_is_passed_over_and_named() {
+        let e = discover("sparc64-unknown-linux-gnu", Version(99, 0, 0)).unwrap_err();
+        assert!(e.contains("older than rust-version 99.0.0"), "{e}");
+        let e = discover("nonsense-unknown-linux-gnu", Version(0, 0, 0)).unwrap_err();
+        assert!(
+            e.contains("does not know the target nonsense-unknown-linux-gnu")
+                || e.contains("rustc-web"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn host_triple_has_a_toolchain_without_build_std() {
-        let t = discover("x86_64-unknown-linux-gnu").unwrap();
+        let t = discover("x86_64-unknown-linux-gnu", Version(1, 85, 0)).unwrap();
         assert!(!t.build_std, "{t:?}");
         assert!(t.version().starts_with("rustc "), "{}", t.version());
     }
 
     #[test]
     fn a_triple_nobody_has_needs_build_std_or_is_missing() {
-        match discover("sparc64-unknown-linux-gnu") {
+        match discover("sparc64-unknown-linux-gnu", Version(1, 85, 0)) {
             Ok(t) => assert!(t.build_std, "{t:?}"),
             Err(e) => assert!(e.contains("rustc-web"), "{e}"),
         }

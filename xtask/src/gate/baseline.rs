@@ -10,7 +10,9 @@
 //!     "runner": "qemu",
 //!     "cpu_model": "AMD EPYC 7763 64-Core Processor",
 //!     "emulator_version": "qemu-aarch64 version 7.2.15",
-//!     "compiler_version": "rustc 1.96.0"
+//!     "compiler_version": "rustc 1.96.0",
+//!     "triple": "aarch64-unknown-linux-gnu",
+//!     "counter_version": "qemu-aarch64 version 7.2.15"
 //!   },
 //!   "commit": "0123abcd...",
 //!   "date": "2026-11-30T02:00:00Z",
@@ -33,6 +35,7 @@
 //! are `null` where the suite could not compute a value.
 
 use super::cells::{CellKey, RunCell, Summary};
+use crate::config::RunnerKind;
 use crate::protocol::Better;
 use crate::results::{Run, TargetResult};
 use anyhow::{bail, Context, Result};
@@ -42,40 +45,104 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const FORMAT: u32 = 1;
+/// Version 2 added the testbed's `triple` and `counter_version`, which
+/// decide whether instruction counts compare; version 1 files are read,
+/// and their counts are incomparable until re-recorded.
+pub const FORMAT: u32 = 2;
+const OLDEST_FORMAT: u32 = 1;
 
-/// What the timings were measured on. Timings from different testbeds are
-/// not comparable.
+/// What the cells were measured on. Timings compare only on the same
+/// testbed; instruction counts compare wherever the same code runs under
+/// the same emulator release.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Testbed {
-    /// `native`, `qemu` or `ssh`.
-    pub runner: String,
+    pub runner: RunnerKind,
     pub cpu_model: String,
     /// `None` when the target runs natively.
     pub emulator_version: Option<String>,
     pub compiler_version: Option<String>,
+    /// The target triple the binaries were built for.
+    #[serde(default)]
+    pub triple: Option<String>,
+    /// The emulator that counted instructions (a QEMU target's own, or a
+    /// native target's `counted_under`), if any.
+    #[serde(default)]
+    pub counter_version: Option<String>,
+}
+
+/// `7.2` from `qemu-aarch64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b2)`:
+/// the release that decides how TCG translates guest code. Debian's
+/// build suffix and QEMU's patch number do not change what a guest executes.
+pub fn qemu_release(version: &str) -> Option<String> {
+    let mut words = version.split_whitespace();
+    words.find(|w| *w == "version")?;
+    let v = words.next()?;
+    let mut parts = v.split('.');
+    Some(format!("{}.{}", parts.next()?, parts.next()?))
 }
 
 impl Testbed {
     pub fn of(run: &Run, target: &TargetResult) -> Testbed {
+        let emulator_version = target.emulator.as_ref().map(|e| e.version.clone());
         Testbed {
-            runner: target.runner.clone(),
+            runner: target.runner,
             cpu_model: target
                 .cpu_model
                 .clone()
                 .unwrap_or_else(|| run.host.cpu_model.clone()),
-            emulator_version: target.emulator.as_ref().map(|e| e.version.clone()),
             compiler_version: target.toolchain.as_ref().map(|t| t.version.clone()),
+            triple: Some(target.triple.clone()),
+            counter_version: target
+                .counter
+                .as_ref()
+                .map(|c| c.version.clone())
+                .or_else(|| emulator_version.clone()),
+            emulator_version,
         }
     }
 
-    /// What differs from `other`, one entry per field:
-    /// ``cpu_model: baseline `A`, run `B` ``.
+    /// Why instruction counts from `run` do not compare with this
+    /// testbed's: another target, compiler or emulator release (the host
+    /// CPU and the emulator's build number do not matter), one entry per
+    /// field; empty when they compare.
+    pub fn count_differences(&self, run: &Testbed) -> Vec<String> {
+        let show = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+        let release = |v: &Option<String>| v.as_deref().and_then(qemu_release);
+        let fields = [
+            (
+                "triple",
+                show(self.triple.clone()),
+                show(run.triple.clone()),
+            ),
+            (
+                "compiler",
+                show(self.compiler_version.clone()),
+                show(run.compiler_version.clone()),
+            ),
+            (
+                "counting emulator release",
+                show(release(&self.counter_version)),
+                show(release(&run.counter_version)),
+            ),
+        ];
+        fields
+            .into_iter()
+            .filter(|(_, a, b)| a != b)
+            .map(|(name, a, b)| format!("{name}: baseline `{a}`, run `{b}`"))
+            .collect()
+    }
+
+    /// Why timings from `run` do not compare with this testbed's, one
+    /// entry per field: ``cpu_model: baseline `A`, run `B` ``.
     pub fn differences(&self, run: &Testbed) -> Vec<String> {
         let show = |v: &Option<String>| v.as_deref().unwrap_or("none").to_string();
         let fields = [
-            ("runner", self.runner.clone(), run.runner.clone()),
+            (
+                "runner",
+                self.runner.name().into(),
+                run.runner.name().into(),
+            ),
             ("cpu_model", self.cpu_model.clone(), run.cpu_model.clone()),
             (
                 "emulator",
@@ -170,8 +237,12 @@ pub fn read(path: &Path, target: &str, suite: &str) -> Result<Option<Baseline>> 
 fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
     let value: Value = serde_json::from_str(text).context("not JSON")?;
     match value.get("format") {
-        Some(Value::Number(n)) if n.as_u64() == Some(FORMAT as u64) => {}
-        Some(other) => bail!("format {other}: this xtask reads format {FORMAT}"),
+        Some(Value::Number(n))
+            if n.as_u64()
+                .is_some_and(|f| (OLDEST_FORMAT as u64..=FORMAT as u64).contains(&f)) => {}
+        Some(other) => {
+            bail!("format {other}: this xtask reads formats {OLDEST_FORMAT} to {FORMAT}")
+        }
         None => bail!("no `format` field: not a lockmatrix baseline"),
     }
     let b: Baseline = serde_json::from_str(text).context("not a lockmatrix baseline")?;
@@ -184,12 +255,32 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
     }
     let mut seen = BTreeSet::new();
     for c in &b.cells {
-        if !seen.insert(c.key()) {
-            bail!(
-                "cell {} [{}] {} is listed twice",
+        let name = || {
+            format!(
+                "cell {} [{}] {}",
                 c.bench,
                 crate::protocol::case_label(&c.case),
                 c.metric
+            )
+        };
+        if !seen.insert(c.key()) {
+            bail!("{} is listed twice", name());
+        }
+        if c.samples.is_empty() {
+            bail!(
+                "{} has no samples: expected one value (or null) per round",
+                name()
+            );
+        }
+        for (i, v) in c.samples.iter().enumerate() {
+            if let Some(Err(why)) = v.map(|v| super::cells::check_value(&c.unit, v)) {
+                bail!("{}: sample {i} is {}: {why}", name(), v.unwrap_or_default());
+            }
+        }
+        if c.summary != Summary::of(&c.samples) {
+            bail!(
+                "{}: its summary does not match its samples (edited by hand?)",
+                name()
             );
         }
     }
@@ -216,8 +307,13 @@ pub fn to_text(b: &Baseline) -> String {
         j(&b.testbed.emulator_version)
     ));
     out.push_str(&format!(
-        "    \"compiler_version\": {}\n",
+        "    \"compiler_version\": {},\n",
         j(&b.testbed.compiler_version)
+    ));
+    out.push_str(&format!("    \"triple\": {},\n", j(&b.testbed.triple)));
+    out.push_str(&format!(
+        "    \"counter_version\": {}\n",
+        j(&b.testbed.counter_version)
     ));
     out.push_str("  },\n");
     out.push_str(&format!("  \"commit\": {},\n", j(&b.commit)));
@@ -255,32 +351,129 @@ fn j<T: Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).expect("baseline fields serialize")
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same
-/// directory, flushed to disk, then renamed over `path`. A reader sees the
-/// old file or the new one, never half of one.
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+/// The prefix of the temporary files [`write_all`] stages next to each
+/// baseline (`.atomic.json.tmp-<pid>`).
+const TMP_MARK: &str = ".json.tmp-";
+
+/// Removes the temporary files an interrupted [`write_all`] left under
+/// `baselines/<target>/`; returns their paths.
+pub fn remove_stale_temps(baselines: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    for dir in std::fs::read_dir(baselines).into_iter().flatten().flatten() {
+        for f in std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = f.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.')
+                && name.contains(TMP_MARK)
+                && std::fs::remove_file(f.path()).is_ok()
+            {
+                removed.push(f.path());
+            }
+        }
+    }
+    removed
+}
+
+/// Blocks the signals a user or CI sends to stop a command (INT, TERM,
+/// HUP, QUIT) until dropped, when they are delivered.
+struct HoldSignals(libc::sigset_t);
+
+impl HoldSignals {
+    fn new() -> HoldSignals {
+        // SAFETY: plain libc calls on a local, zero-initialised signal set.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+                libc::sigaddset(&mut set, sig);
+            }
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            HoldSignals(old)
+        }
+    }
+}
+
+impl Drop for HoldSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `new`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+    }
+}
+
+/// Writes every `(path, text)` or none: each text goes to a temporary file
+/// beside its path, flushed to disk; only when all are staged are they
+/// renamed into place, one after another, with Ctrl-C and kill held off so
+/// nothing short of a crash or power loss can stop the renames half way.
+/// On any error, the staged files are removed and the error says which
+/// paths were already replaced (renames cannot be undone).
+pub fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
+    let mut staged: Vec<(PathBuf, &Path)> = Vec::new();
+    let unstage = |staged: &[(PathBuf, &Path)]| {
+        for (tmp, _) in staged {
+            let _ = std::fs::remove_file(tmp);
+        }
+    };
+    for (path, text) in files {
+        match stage(path, text) {
+            Ok(tmp) => staged.push((tmp, path)),
+            Err(e) => {
+                unstage(&staged);
+                return Err(e.context("nothing was written"));
+            }
+        }
+    }
+    let _held = HoldSignals::new();
+    for (i, (tmp, path)) in staged.iter().enumerate() {
+        if let Err(e) = std::fs::rename(tmp, path) {
+            unstage(&staged[i..]);
+            let done: Vec<String> = staged[..i]
+                .iter()
+                .map(|(_, p)| p.display().to_string())
+                .collect();
+            bail!(
+                "renaming {} to {}: {e}; already replaced: {}",
+                tmp.display(),
+                path.display(),
+                if done.is_empty() {
+                    "none".into()
+                } else {
+                    done.join(", ")
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Writes `text` to a temporary file beside `path`, flushed to disk.
+fn stage(path: &Path, text: &str) -> Result<PathBuf> {
     let dir = path
         .parent()
         .with_context(|| format!("{}: no parent directory", path.display()))?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let name = path
-        .file_name()
+        .file_stem()
         .with_context(|| format!("{}: no file name", path.display()))?
         .to_string_lossy();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let tmp = dir.join(format!(".{name}{TMP_MARK}{}", std::process::id()));
     let result = (|| -> Result<()> {
         let mut f =
             std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         f.write_all(text.as_bytes())
             .and_then(|()| f.sync_all())
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+            .with_context(|| format!("writing {}", tmp.display()))
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    match result {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
     }
-    result
 }
 
 #[cfg(test)]
@@ -294,10 +487,14 @@ mod tests {
             target: "x86_64".into(),
             suite: "atomic".into(),
             testbed: Testbed {
-                runner: "native".into(),
+                runner: RunnerKind::Native,
                 cpu_model: "Some \"quoted\" CPU".into(),
                 emulator_version: None,
                 compiler_version: Some("rustc 1.96.0".into()),
+                triple: Some("x86_64-unknown-linux-gnu".into()),
+                counter_version: Some(
+                    "qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b2)".into(),
+                ),
             },
             commit: "abc".into(),
             date: "2026-11-30T02:00:00Z".into(),
@@ -361,8 +558,8 @@ mod tests {
             err("{")
         );
         assert_eq!(
-            err(&good.replace("\"format\": 1", "\"format\": 2")),
-            "format 2: this xtask reads format 1"
+            err(&good.replace("\"format\": 2", "\"format\": 3")),
+            "format 3: this xtask reads formats 1 to 2"
         );
         assert!(err(&good.replace("\"commit\"", "\"comit\"")).contains("unknown field `comit`"));
         assert!(parse(&good, "x86_64", "spinlock").is_err());
@@ -391,14 +588,86 @@ mod tests {
     }
 
     #[test]
-    fn gate_write_atomic_replaces_and_leaves_no_temp_file() {
+    fn gate_counts_compare_across_hosts_and_emulator_builds_not_releases() {
+        let a = sample_baseline().testbed;
+        // Another host CPU, and the same QEMU 7.2 from another Debian build
+        // (+b3 vs +b2, another patch release): counts still compare.
+        let mut b = a.clone();
+        b.cpu_model = "Intel(R) Xeon(R) Processor".into();
+        b.counter_version =
+            Some("qemu-x86_64 version 7.2.15 (Debian 1:7.2+dfsg-7+deb12u12+b3)".into());
+        assert!(a.count_differences(&b).is_empty());
+        assert!(!a.differences(&b).is_empty(), "timings do not compare");
+        // Another QEMU release, compiler or target: they do not.
+        let mut c = b.clone();
+        c.counter_version = Some("qemu-x86_64 version 8.0.0".into());
+        assert_eq!(
+            a.count_differences(&c),
+            ["counting emulator release: baseline `7.2`, run `8.0`"]
+        );
+        c.compiler_version = Some("rustc 1.85.0".into());
+        c.triple = Some("i686-unknown-linux-gnu".into());
+        assert_eq!(a.count_differences(&c).len(), 3);
+        assert_eq!(
+            qemu_release("qemu-aarch64 version 10.0.2 (Debian 1:10.0.2+ds-2)"),
+            Some("10.0".into())
+        );
+        assert_eq!(qemu_release("no version here"), None);
+    }
+
+    #[test]
+    fn gate_baseline_values_must_be_what_a_suite_can_print() {
+        let b = sample_baseline();
+        let good = to_text(&b);
+        let err = |text: &str| format!("{:#}", parse(text, "x86_64", "atomic").unwrap_err());
+        // A negative or zero time, an empty cell, a hand-edited summary.
+        let negative = good.replace("\"samples\": [0.30000000000000004]", "\"samples\": [-0.3]");
+        assert!(
+            err(&negative).contains("sample 0 is -0.3: expected a positive time"),
+            "{}",
+            err(&negative)
+        );
+        let empty = good.replace("\"samples\": [0.30000000000000004]", "\"samples\": []");
+        assert!(err(&empty).contains("has no samples"), "{}", err(&empty));
+        let edited = good.replace("\"samples\": [0.30000000000000004]", "\"samples\": [0.4]");
+        assert!(
+            err(&edited).contains("summary does not match its samples"),
+            "{}",
+            err(&edited)
+        );
+        // A huge but finite value is a value.
+        let huge = good.replace("0.30000000000000004", "1e100");
+        assert!(parse(&huge, "x86_64", "atomic").is_ok());
+    }
+
+    #[test]
+    fn gate_write_all_replaces_every_file_and_leaves_no_temp_file() {
         let dir =
             std::env::temp_dir().join(format!("lockmatrix-gate-atomic-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let p = dir.join("t").join("s.json");
-        write_atomic(&p, "one").unwrap();
-        write_atomic(&p, "two").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        let (a, b) = (dir.join("t/a.json"), dir.join("u/b.json"));
+        write_all(&[(a.clone(), "one".into()), (b.clone(), "one".into())]).unwrap();
+        write_all(&[(a.clone(), "two".into()), (b.clone(), "two".into())]).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "two");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "two");
+        assert_eq!(std::fs::read_dir(dir.join("t")).unwrap().count(), 1);
+        // A file that cannot be staged (its directory is a file) stops
+        // everything before any rename: the others keep their old text.
+        std::fs::write(dir.join("v"), "a file").unwrap();
+        let err = write_all(&[
+            (a.clone(), "three".into()),
+            (dir.join("v/c.json"), "x".into()),
+        ])
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("nothing was written"),
+            "{err:#}"
+        );
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "two");
+        assert_eq!(std::fs::read_dir(dir.join("t")).unwrap().count(), 1);
+        // An interrupted update's temp file is found and removed.
+        std::fs::write(dir.join("t/.a.json.tmp-99999"), "half").unwrap();
+        assert_eq!(remove_stale_temps(&dir), [dir.join("t/.a.json.tmp-99999")]);
         assert_eq!(std::fs::read_dir(dir.join("t")).unwrap().count(), 1);
         std::fs::remove_dir_all(dir).unwrap();
     }

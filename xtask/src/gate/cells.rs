@@ -33,18 +33,32 @@ pub struct RunCell {
     pub case: Map<String, Value>,
     pub unit: String,
     pub better: Better,
+    /// In its suite's timing family (any round's sample says so).
+    pub gating: bool,
     /// One value per round, in round order; `None` where the suite could not
     /// compute a finite value.
     pub samples: Vec<Option<f64>>,
 }
 
-/// Whether a metric's timing gates. Times per operation and per run, and
-/// average throughput per thread, do; fairness (per-thread min and max,
-/// stddev/mean) and diagnostic counts (slow-path entries) are shown only,
-/// as DESIGN.md's metric table says.
-pub fn gates(metric: &str, unit: &str) -> bool {
-    let timed = unit == "ns" || unit.ends_with("_ticks");
-    timed || metric.ends_with("_ops_avg")
+/// Whether `unit` measures time: nanoseconds or a timer's ticks.
+pub fn is_time(unit: &str) -> bool {
+    unit == "ns" || unit.ends_with("_ticks")
+}
+
+/// Whether `value` can be a value of a metric in `unit`: a time is
+/// positive (the harness prints `null` for a cost it could not tell from
+/// zero), anything else (counts, ratios, instructions) is not negative.
+/// One rule for suite output, runs and baseline files.
+pub fn check_value(unit: &str, value: f64) -> Result<(), &'static str> {
+    if !value.is_finite() {
+        Err("expected a finite number")
+    } else if is_time(unit) && value <= 0.0 {
+        Err("expected a positive time (or null)")
+    } else if value < 0.0 {
+        Err("expected a count or ratio, not negative (or null)")
+    } else {
+        Ok(())
+    }
 }
 
 /// The canonical text of a case: compact JSON with the keys of every map
@@ -83,10 +97,12 @@ pub fn collect(samples: &[Sample]) -> Vec<RunCell> {
                 case: s.case.clone(),
                 unit: s.unit.clone(),
                 better: s.better,
+                gating: false,
                 samples: Vec::new(),
             };
             (cell, Vec::new())
         });
+        entry.0.gating |= s.gating;
         entry.1.push((s.round, s.value));
     }
     cells
@@ -166,6 +182,7 @@ mod tests {
             metric: metric.into(),
             unit: "ns".into(),
             better: Better::Lower,
+            gating: true,
             round,
             value,
         }
@@ -223,19 +240,5 @@ mod tests {
             }
         );
         assert_eq!(Summary::of(&[None]).median, None);
-    }
-
-    #[test]
-    fn timings_and_mean_throughput_gate_fairness_does_not() {
-        assert!(gates("ticks_per_acquire", "tsc_ticks") && gates("total_ticks", "ns"));
-        assert!(gates("writer_ops_avg", "ops"));
-        for (m, u) in [
-            ("acquisitions_max", "ops"),
-            ("fairness_cv", "ratio"),
-            ("reader_ops_min", "ops"),
-            ("writer_slowpath", "count"),
-        ] {
-            assert!(!gates(m, u), "{m}");
-        }
     }
 }

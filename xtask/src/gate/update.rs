@@ -2,8 +2,9 @@
 //!
 //! All or nothing: every selected suite run must be ok with every check
 //! passed, and every existing baseline file it would replace must be
-//! readable, before any file is written. Each file is written atomically;
-//! a file whose content would not change is left as it is.
+//! readable, before any file is written; then every file is staged and
+//! renamed into place together ([`baseline::write_all`]). A file whose
+//! content would not change is left as it is.
 
 use super::baseline::{self, Baseline, BaselineCell, Testbed, FORMAT};
 use super::cells::{self, CellKey};
@@ -101,12 +102,18 @@ pub fn update_baselines(
             refusals.join("\n  - ")
         );
     }
-    for p in plans {
-        if let Some(text) = &p.text {
-            baseline::write_atomic(&p.path, text)?;
-        }
-        lines.push(p.line);
+    for stale in baseline::remove_stale_temps(baselines) {
+        lines.push(format!(
+            "removed {}, left by an interrupted update",
+            stale.display()
+        ));
     }
+    let files: Vec<(PathBuf, String)> = plans
+        .iter()
+        .filter_map(|p| p.text.clone().map(|t| (p.path.clone(), t)))
+        .collect();
+    baseline::write_all(&files)?;
+    lines.extend(plans.into_iter().map(|p| p.line));
     Ok(lines)
 }
 
@@ -121,6 +128,22 @@ fn check_names(what: &str, given: Option<&[String]>, valid: BTreeSet<&str>) -> R
         }
     }
     Ok(())
+}
+
+/// The baseline that records suite run `s` of target `t` of `run`.
+pub fn baseline_of(run: &Run, t: &TargetResult, s: &SuiteRun, commit: &str) -> Baseline {
+    Baseline {
+        format: FORMAT,
+        target: t.name.clone(),
+        suite: s.suite.clone(),
+        testbed: Testbed::of(run, t),
+        commit: commit.to_string(),
+        date: run.started.clone(),
+        cells: cells::collect(&s.samples)
+            .iter()
+            .map(BaselineCell::from_run)
+            .collect(),
+    }
 }
 
 struct Plan {
@@ -138,18 +161,7 @@ fn plan(
     old: Option<Baseline>,
     commit: &str,
 ) -> Plan {
-    let new = Baseline {
-        format: FORMAT,
-        target: t.name.clone(),
-        suite: s.suite.clone(),
-        testbed: Testbed::of(run, t),
-        commit: commit.to_string(),
-        date: run.started.clone(),
-        cells: cells::collect(&s.samples)
-            .iter()
-            .map(BaselineCell::from_run)
-            .collect(),
-    };
+    let new = baseline_of(run, t, s, commit);
     let n = new.cells.len();
     let shown = path.display().to_string();
     let Some(old) = old else {
