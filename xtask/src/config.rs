@@ -14,6 +14,12 @@ pub enum RunnerKind {
     Ssh,
 }
 
+impl std::fmt::Display for RunnerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl RunnerKind {
     pub fn name(self) -> &'static str {
         match self {
@@ -46,6 +52,11 @@ pub struct Target {
     pub runner: RunnerKind,
     #[serde(default)]
     pub emulator: Option<String>,
+    /// A native or ssh target's emulator for counting instructions: its
+    /// suites also run once under `qemu-<arch>` with the plugin, on this
+    /// host, so its `insns_per_op` gate exactly as QEMU targets' do.
+    #[serde(default)]
+    pub counted_under: Option<String>,
     #[serde(default)]
     pub linker: Option<String>,
     pub packages: Vec<String>,
@@ -210,6 +221,12 @@ fn validate(config: &Config, text: &str) -> Result<(), Exit2> {
         if t.timeout_secs == Some(0) {
             return Err(err(i, "timeout_secs must be at least 1".into()));
         }
+        if t.counted_under.is_some() && t.runner == RunnerKind::Qemu {
+            return Err(err(
+                i,
+                "`counted_under` is for native and ssh targets; a qemu target counts under its `emulator`".into(),
+            ));
+        }
         if t.ssh.is_some() && t.runner != RunnerKind::Ssh {
             return Err(err(
                 i,
@@ -342,6 +359,11 @@ fn fields(t: &Target) -> Vec<(&'static str, &str, Rule)> {
         t.emulator
             .as_deref()
             .map(|e| ("emulator", e, Rule::Program)),
+    );
+    out.extend(
+        t.counted_under
+            .as_deref()
+            .map(|e| ("counted_under", e, Rule::Program)),
     );
     out.extend(t.linker.as_deref().map(|l| ("linker", l, Rule::Program)));
     out.extend(

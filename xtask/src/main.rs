@@ -54,9 +54,10 @@ struct Selection {
 
 #[derive(Args)]
 struct GateArgs {
-    /// Directory of the committed baselines
-    #[arg(long, default_value = "baselines")]
-    baselines: PathBuf,
+    /// Directory of the committed baselines [default: the base revision
+    /// for a run made with --against, else `baselines`]
+    #[arg(long)]
+    baselines: Option<PathBuf>,
     /// Slowdown that counts as a regression (0.05 = 5%)
     #[arg(long, default_value_t = 0.05)]
     delta: f64,
@@ -184,23 +185,33 @@ enum Command {
     },
     /// Measure the gate's false-alarm rate and power on this machine's native target
     ValidateGate {
-        /// Recorded runs: the first is resampled (A/A splits of its rounds);
-        /// with several, each later one is also gated against the first
-        /// [default: record --runs runs of the native target now]
+        /// A/A recordings: runs made with `matrix --against HEAD` (each
+        /// keeps its base in `base/`), resampled together; each also gated
+        /// end to end [default: record --runs of them now]
         #[arg(long)]
         from: Vec<PathBuf>,
-        /// Runs to record when --from is not given
-        #[arg(long, default_value_t = 5)]
+        /// Recordings to make when --from is not given
+        #[arg(long, default_value_t = 2)]
         runs: usize,
         /// Suites to record
-        #[arg(long, default_value = "atomic,spinlock")]
+        #[arg(long, default_value = "all")]
         suites: String,
-        /// Rounds per recorded run (each its own invocation)
-        #[arg(long, default_value_t = 20)]
+        /// Rounds (base/head pairs) per recording
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(2..=10_000))]
         rounds: u32,
+        /// Pairs per side in each resampled evaluation [default: what a
+        /// pull request's native job runs]
+        #[arg(long, default_value_t = matrix::AB_ROUNDS.0 as usize)]
+        pairs: usize,
         /// A/A evaluations (and injected slowdowns) by resampling
         #[arg(long, default_value_t = 100)]
         evaluations: usize,
+        /// The gate's delta to validate
+        #[arg(long, default_value_t = gate::GateOptions::default().delta)]
+        delta: f64,
+        /// The gate's family-wise alpha to validate
+        #[arg(long, default_value_t = gate::GateOptions::default().alpha)]
+        alpha: f64,
         /// Seed of the resampling
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -283,14 +294,15 @@ fn resolve(root: &Path, p: &Path) -> PathBuf {
     }
 }
 
-/// Records `count` runs of the host's native target for `validate-gate`.
+/// Records `count` A/A runs (`--against HEAD`) of the host's native
+/// target for `validate-gate`.
 fn record_native_runs(
     root: &Path,
     count: usize,
     suites: &str,
     rounds: u32,
     results: &Path,
-) -> anyhow::Result<Vec<results::Run>> {
+) -> anyhow::Result<Vec<gate::validate::Recording>> {
     let config = config::load(&root.join("targets.yaml"))?;
     let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
     let Some(native) = config
@@ -309,13 +321,14 @@ fn record_native_runs(
         results_dir: results.to_path_buf(),
         features: Vec::new(),
         install: true,
-        against: None,
-        no_insns: false,
+        against: Some("HEAD".into()),
+        no_insns: true,
     };
     (0..count.max(1))
         .map(|i| {
-            eprintln!("validate-gate: recording run {} of {count}", i + 1);
-            Ok(matrix::run(root, &config, selected.clone(), &suites, &opts)?.run)
+            eprintln!("validate-gate: recording A/A run {} of {count}", i + 1);
+            let o = matrix::run(root, &config, selected.clone(), &suites, &opts)?;
+            Ok((o.run, o.base.expect("an --against run has a base")))
         })
         .collect()
 }
@@ -328,7 +341,7 @@ fn read_run(
     run: Option<PathBuf>,
     results: &Path,
     what: &str,
-) -> anyhow::Result<results::Run> {
+) -> anyhow::Result<(PathBuf, results::Run)> {
     let dir = match run {
         Some(dir) => {
             let dir = resolve(root, &dir);
@@ -351,7 +364,7 @@ fn read_run(
             );
         }
     }
-    Ok(run)
+    Ok((dir, run))
 }
 
 /// Why no selected target ran, when none did: a matrix of only
@@ -368,12 +381,30 @@ fn nothing_ran(run: &results::Run) -> Option<String> {
     Some(reasons.join("; "))
 }
 
-/// Compares `run` with the baselines, prints and writes the reports;
-/// returns whether the gate passed.
-fn run_gate(root: &Path, run: &results::Run, args: &GateArgs) -> anyhow::Result<bool> {
+/// Compares `run` with its reference, prints and writes the reports;
+/// returns whether the gate passed. The reference is `--baselines` when
+/// given, else the base revision of an `--against` run (`base`, or read
+/// from `<dir>/base`), else the committed `baselines/`.
+fn run_gate(
+    root: &Path,
+    run: &results::Run,
+    dir: &Path,
+    base: Option<&results::Run>,
+    args: &GateArgs,
+) -> anyhow::Result<bool> {
     let opts = gate::GateOptions::from(args);
     opts.check()?;
-    let report = gate::evaluate(run, &resolve(root, &args.baselines), &opts)?;
+    let read_base;
+    let reference = match (&args.baselines, base, &run.against) {
+        (Some(b), _, _) => gate::Reference::stored(run, &resolve(root, b))?,
+        (None, Some(base), _) => gate::Reference::Base(base),
+        (None, None, Some(_)) => {
+            read_base = results::read(&dir.join("base"))?;
+            gate::Reference::Base(&read_base)
+        }
+        (None, None, None) => gate::Reference::stored(run, &root.join("baselines"))?,
+    };
+    let report = gate::evaluate(run, &reference, &opts)?;
     print!("\n{}", report.terminal());
     let write = |path: &Option<PathBuf>, text: String| -> anyhow::Result<()> {
         if let Some(p) = path {
@@ -429,21 +460,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                 .targets
                 .iter()
                 .all(|t| !matches!(t.status, results::Status::Failed(_)));
-            let gate_ok = match base {
-                // The base rounds of this session are the baseline.
-                Some(base) => {
-                    let baselines = dir.join("base-baselines");
-                    gate::update_baselines(
-                        &base,
-                        &baselines,
-                        None,
-                        None,
-                        &base.host.lockmatrix_commit,
-                    )?;
-                    run_gate(&root, &run, &GateArgs { baselines, ..gate })?
-                }
-                None => run_gate(&root, &run, &gate)?,
-            };
+            let gate_ok = run_gate(&root, &run, &dir, base.as_ref(), &gate)?;
             if no_gate && !gate_ok {
                 println!("--no-gate: the comparison above does not change the exit status");
             }
@@ -451,8 +468,8 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         }
         Command::Gate { run, results, gate } => {
             gate::GateOptions::from(&gate).check()?;
-            let run = read_run(&root, run, &results, "the gate")?;
-            run_gate(&root, &run, &gate)
+            let (dir, run) = read_run(&root, run, &results, "the gate")?;
+            run_gate(&root, &run, &dir, None, &gate)
         }
         Command::Baseline {
             command:
@@ -464,7 +481,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                     baselines,
                 },
         } => {
-            let run = read_run(&root, from, &results, "baseline update")?;
+            let (_, run) = read_run(&root, from, &results, "baseline update")?;
             if run.host.lockmatrix_dirty {
                 eprintln!(
                     "warning: run {} was made from a tree with uncommitted changes",
@@ -486,7 +503,8 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         Command::Doctor { selection } => {
             let config = config::load(&resolve(&root, &selection.config))?;
             let targets = select::targets(&config, selection.targets.as_deref())?;
-            if doctor::run(&config, &targets) {
+            let need = toolchain::rust_version(&root.join("Cargo.toml"));
+            if doctor::run(&config, &targets, need) {
                 Ok(true)
             } else {
                 error::exit2!("some targets are not ready: see above")
@@ -497,7 +515,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             results,
             tables,
         } => {
-            let run = read_run(&root, run, &results, "report")?;
+            let (_, run) = read_run(&root, run, &results, "report")?;
             if tables {
                 print!("{}", seed_tables::render(&run));
                 return Ok(true);
@@ -542,36 +560,48 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             runs,
             suites,
             rounds,
+            pairs,
             evaluations,
+            delta,
+            alpha,
             seed,
             json,
             results,
         } => {
             let opts = gate::validate::ValidateOptions {
                 evaluations,
+                rounds: pairs,
                 seed,
-                gate: gate::GateOptions::default(),
+                gate: gate::GateOptions {
+                    delta,
+                    alpha,
+                    ..gate::GateOptions::default()
+                },
             };
             opts.check()?;
-            let runs: Vec<results::Run> = if from.is_empty() {
+            let recordings: Vec<gate::validate::Recording> = if from.is_empty() {
                 record_native_runs(&root, runs, &suites, rounds, &resolve(&root, &results))?
             } else {
                 from.iter()
-                    .map(|d| results::read(&resolve(&root, d)))
+                    .map(|d| {
+                        let dir = resolve(&root, d);
+                        let head = results::read(&dir)?;
+                        if head.against.is_none() {
+                            error::exit2!(
+                                "{}: not an A/A recording: make one with `cargo xtask matrix --against HEAD --rounds 60`",
+                                dir.display()
+                            );
+                        }
+                        Ok((head, results::read(&dir.join("base"))?))
+                    })
                     .collect::<anyhow::Result<_>>()?
             };
-            let resampled = gate::validate::resample(&runs[0], &opts)?;
+            let resampled = gate::validate::resample(&recordings, &opts)?;
             print!("{}", resampled.terminal());
-            let e2e = if runs.len() > 1 {
-                Some(gate::validate::end_to_end(&runs, &opts)?)
-            } else {
-                None
-            };
-            if let Some(e) = &e2e {
-                print!("\n{}", e.terminal());
-            }
+            let e2e = gate::validate::end_to_end(&recordings, &opts)?;
+            print!("\n{}", e2e.terminal());
             if let Some(path) = json {
-                let report = gate::validate::report_json(&resampled, e2e.as_ref());
+                let report = gate::validate::report_json(&resampled, Some(&e2e));
                 std::fs::write(
                     resolve(&root, &path),
                     serde_json::to_string_pretty(&report)?,

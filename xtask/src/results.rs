@@ -2,6 +2,7 @@
 //! module's types, documented in the README), each suite's raw stdout and
 //! stderr, and the build logs.
 
+use crate::config::RunnerKind;
 use crate::error::exit2;
 use crate::host::Host;
 use crate::protocol::{Check, Env, Parsed, Sample};
@@ -11,8 +12,11 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The `run.json` format this xtask writes. Version 2 added each suite
-/// run's `stdout_sha256`, so a damaged `<target>/<suite>.jsonl` is noticed;
-/// version 1 runs are still read (without that check).
+/// run's `stdout_sha256` (a damaged `<target>/<suite>.jsonl` is noticed),
+/// each target's `binaries` and `sources_sha256` (what ran, hashed), its
+/// `counter` and each suite's `counted_command` (instruction counts of
+/// native and ssh targets), and the run's `against`. Version 1 runs are
+/// still read, without those.
 pub const FORMAT_VERSION: u32 = 2;
 const OLDEST_FORMAT: u32 = 1;
 
@@ -47,7 +51,20 @@ pub struct Run {
     /// The QEMU plugin that counted `insns_per_op`, if one was loaded.
     #[serde(default)]
     pub insns_plugin: Option<ToolInfo>,
+    /// With `--against`: the base revision, run beside this one, whose run
+    /// is `base/run.json` in this run's directory.
+    #[serde(default)]
+    pub against: Option<Against>,
     pub targets: Vec<TargetResult>,
+}
+
+/// The base revision of an `--against` run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Against {
+    /// As given on the command line (`HEAD~1`, `origin/main`, a sha).
+    pub rev: String,
+    /// The commit it named.
+    pub commit: String,
 }
 
 impl Run {
@@ -70,12 +87,16 @@ pub struct TargetResult {
     pub name: String,
     pub triple: String,
     pub class: String,
-    pub runner: String,
+    pub runner: RunnerKind,
     pub status: Status,
     pub toolchain: Option<ToolInfo>,
     pub build_std: bool,
     pub linker: Option<ToolInfo>,
     pub emulator: Option<ToolInfo>,
+    /// The emulator that counted instructions of a native or ssh target's
+    /// suites (`counted_under` in targets.yaml), with the plugin.
+    #[serde(default)]
+    pub counter: Option<ToolInfo>,
     pub build_secs: Option<f64>,
     pub run_secs: Option<f64>,
     /// How far `insns_per_op` may move before the gate fails (targets.yaml).
@@ -85,6 +106,13 @@ pub struct TargetResult {
     /// host's, or a CI job's in a merged run.
     #[serde(default)]
     pub cpu_model: Option<String>,
+    /// SHA-256 of the suite sources the binaries were built from
+    /// (`build::sources_hash`).
+    #[serde(default)]
+    pub sources_sha256: Option<String>,
+    /// Suite name to the SHA-256 of the binary that ran (kept in `bin/`).
+    #[serde(default)]
+    pub binaries: std::collections::BTreeMap<String, String>,
     pub suites: Vec<SuiteRun>,
 }
 
@@ -100,6 +128,10 @@ pub struct SuiteRun {
     pub suite: String,
     /// The shell command that reproduces this run.
     pub command: String,
+    /// The command that counted its instructions under QEMU, for a native
+    /// or ssh target with `counted_under`.
+    #[serde(default)]
+    pub counted_command: Option<String>,
     pub status: Status,
     pub exit: Exit,
     pub secs: f64,
@@ -193,6 +225,7 @@ pub fn suite_run(
             .collect(),
         stderr_tail: lines[lines.len().saturating_sub(20)..].to_vec(),
         stdout_sha256: Some(sha256(outcome.stdout.as_bytes())),
+        counted_command: None,
     }
 }
 
@@ -333,6 +366,22 @@ pub fn read(dir: &Path) -> Result<Run> {
     };
     for t in &run.targets {
         for s in &t.suites {
+            for x in &s.samples {
+                if let Some(Err(why)) = x.value.map(|v| crate::gate::cells::check_value(&x.unit, v))
+                {
+                    exit2!(
+                        "{}: {}/{} {} [{}] {} round {} is {}: {why} (edited by hand?)",
+                        path.display(),
+                        t.name,
+                        s.suite,
+                        x.bench,
+                        crate::protocol::case_label(&x.case),
+                        x.metric,
+                        x.round,
+                        x.value.unwrap_or_default()
+                    );
+                }
+            }
             let Some(want) = &s.stdout_sha256 else {
                 continue;
             };

@@ -42,36 +42,49 @@ fn quote(word: &str) -> String {
 
 /// The command that runs `binary` with `args` on `target` (native and
 /// qemu; ssh targets are run by `ssh.rs`). Under QEMU, `plugin` is loaded
-/// to count instructions, and argv[0] is the suite's bare name so the
-/// guest's stack, and so its instruction counts, do not depend on where
-/// the binary was built.
+/// to count instructions.
 pub fn invocation(
     target: &Target,
     binary: &Path,
     args: &[String],
     plugin: Option<&Path>,
 ) -> Invocation {
-    let path = binary.display().to_string();
     match target.runner {
-        RunnerKind::Qemu => {
-            let name = binary
-                .file_name()
-                .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
-            let mut argv = vec!["-0".to_string(), name];
-            if let Some(p) = plugin {
-                argv.extend(["-plugin".to_string(), p.display().to_string()]);
-            }
-            argv.push(path);
-            argv.extend(args.iter().cloned());
-            Invocation {
-                program: target.emulator.clone().unwrap_or_default(),
-                args: argv,
-            }
-        }
+        RunnerKind::Qemu => under_qemu(
+            target.emulator.as_deref().unwrap_or_default(),
+            binary,
+            args,
+            plugin,
+        ),
         RunnerKind::Native | RunnerKind::Ssh => Invocation {
-            program: path,
+            program: binary.display().to_string(),
             args: args.to_vec(),
         },
+    }
+}
+
+/// `binary` run by the user-mode `emulator`, with `plugin` loaded. argv[0]
+/// is the suite's bare name so the guest's stack, and so its instruction
+/// counts, do not depend on where the binary was built.
+pub fn under_qemu(
+    emulator: &str,
+    binary: &Path,
+    args: &[String],
+    plugin: Option<&Path>,
+) -> Invocation {
+    let path = binary.display().to_string();
+    let name = binary
+        .file_name()
+        .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+    let mut argv = vec!["-0".to_string(), name];
+    if let Some(p) = plugin {
+        argv.extend(["-plugin".to_string(), p.display().to_string()]);
+    }
+    argv.push(path);
+    argv.extend(args.iter().cloned());
+    Invocation {
+        program: emulator.to_string(),
+        args: argv,
     }
 }
 

@@ -82,7 +82,7 @@ pub fn status(run: &Run) -> String {
         rows.push(vec![
             t.name.clone(),
             t.class.clone(),
-            t.runner.clone(),
+            t.runner.to_string(),
             secs(t.build_secs),
             secs(t.run_secs),
             t.status.label(),

@@ -1,6 +1,6 @@
 //! Instructions per operation under QEMU: exact counts that repeat from run
-//! to run on every emulated target, and a gate that catches one extra
-//! instruction on the ticket lock's fast path.
+//! to run on every emulated target and on x86_64's counted run. (That the
+//! gate catches a changed count is `against.rs`'s test.)
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -9,8 +9,8 @@ use std::path::Path;
 mod common;
 use common::*;
 
-const QEMU_TARGETS: &str =
-    "i686,aarch64,powerpc64,powerpc64le,mips32,mips64el,riscv64,sparc64,s390x";
+const COUNTED_TARGETS: &str =
+    "x86_64,i686,aarch64,powerpc64,powerpc64le,mips32,mips64el,riscv64,sparc64,s390x";
 
 /// Every insns_per_op value of a run: (target, suite, bench, case) -> value.
 fn counts(run_dir: &Path) -> BTreeMap<String, f64> {
@@ -34,16 +34,16 @@ fn counts(run_dir: &Path) -> BTreeMap<String, f64> {
 }
 
 #[test]
-fn counts_repeat_exactly_and_one_extra_instruction_fails_the_gate() {
+fn counts_repeat_exactly_on_every_counted_target() {
     let dir = std::env::temp_dir().join(format!("lockmatrix-insns-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let (results, baselines) = (dir.join("results"), dir.join("baselines"));
+    let results = dir.join("results");
     let r = results.to_str().unwrap();
     let common = [
         "matrix",
         "--no-install",
         "--targets",
-        QEMU_TARGETS,
+        COUNTED_TARGETS,
         "--suites",
         "atomic,spinlock",
         "--rounds",
@@ -53,7 +53,7 @@ fn counts_repeat_exactly_and_one_extra_instruction_fails_the_gate() {
     ];
 
     let mut first: Option<BTreeMap<String, f64>> = None;
-    for i in 0..5 {
+    for i in 0..3 {
         let out = xtask(&[&common[..], &["--no-gate"]].concat());
         assert!(out.status.success(), "run {i}: {}", text(&out));
         let c = counts(&newest(&results));
@@ -63,7 +63,7 @@ fn counts_repeat_exactly_and_one_extra_instruction_fails_the_gate() {
         }
     }
     let first = first.unwrap();
-    for t in QEMU_TARGETS.split(',') {
+    for t in COUNTED_TARGETS.split(',') {
         // Every single-threaded cell is counted: the atomic ops and each
         // lock's uncontended lock+unlock.
         let name =
@@ -77,64 +77,5 @@ fn counts_repeat_exactly_and_one_extra_instruction_fails_the_gate() {
         assert!(first[&cas] >= 1.0, "{t}: {}", first[&cas]);
     }
 
-    let out = xtask(&[
-        "baseline",
-        "update",
-        "--from",
-        newest(&results).to_str().unwrap(),
-        "--baselines",
-        baselines.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
-
-    let json = dir.join("gate.json");
-    let b = baselines.to_str().unwrap();
-    let out = xtask(
-        &[
-            &common[..],
-            &[
-                "--features",
-                "spinlock/ticket-extra-insn",
-                "--baselines",
-                b,
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ]
-        .concat(),
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let regressions: Vec<String> = report["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["verdict"] == "regression")
-        .map(|c| {
-            format!(
-                "{} {} {} {}",
-                c["target"], c["bench"], c["case"], c["metric"]
-            )
-        })
-        .collect();
-    for t in QEMU_TARGETS.split(',') {
-        let want = format!(
-            "\"{t}\" \"lock_unlock\" {{\"lock\":\"ticket\",\"threads\":1}} \"insns_per_op\""
-        );
-        assert!(
-            regressions.contains(&want),
-            "{t} not caught: {regressions:?}"
-        );
-    }
-    assert_eq!(
-        regressions.len(),
-        9,
-        "only the ticket fast path changed: {regressions:?}"
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("lock=ticket threads=1"),
-        "{}",
-        text(&out)
-    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -107,12 +107,10 @@ fn atomic_suite_runs_under_qemu_and_natively() {
                 2,
                 "{name}: {op} should have one sample per round"
             );
-            // Under QEMU the plugin counts instructions once per cell.
-            assert_eq!(
-                of("insns_per_op"),
-                usize::from(name != "x86_64"),
-                "{name}: {op}"
-            );
+            // The plugin counts instructions once per cell: under the QEMU
+            // targets' emulator, and x86_64's in its counted run
+            // (counted_under: qemu-x86_64).
+            assert_eq!(of("insns_per_op"), 1, "{name}: {op}");
         }
         let command = suite["command"].as_str().unwrap();
         if name != "x86_64" {
@@ -277,6 +275,48 @@ fn doctor_names_toolchain_linker_and_emulator_of_every_target() {
             && stdout.contains("prebuilt std"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("suites need Rust 1.85.0 or newer (rust-version)")
+            && stdout.contains("counted    /usr/bin/qemu-x86_64"),
+        "{stdout}"
+    );
+}
+
+/// The compiler `doctor` names for a target, e.g. `rustc 1.85.0 (...)`.
+fn doctor_compiler(target: &str) -> String {
+    let out = xtask(&["doctor", "--targets", target]);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("toolchain"))
+        .unwrap_or_else(|| panic!("no toolchain line: {stdout}"));
+    let start = line.find('[').unwrap() + 1;
+    line[start..line.find(']').unwrap()].to_string()
+}
+
+#[test]
+fn every_suite_builds_with_the_compiler_the_matrix_uses_for_qemu_targets() {
+    // The QEMU targets build std and the suites with whatever compiler this
+    // machine has (Debian's rustc-web: 1.85 on some machines, 1.96 on
+    // others); the suites' rust-version must hold for the oldest.
+    let compiler = doctor_compiler("riscv64");
+    let (out, run, _) = matrix(
+        "msrv",
+        &[
+            "--targets",
+            "riscv64",
+            "--suites",
+            "all",
+            "--rounds",
+            "1",
+            "--no-insns",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let t = target(&run, "riscv64");
+    assert_eq!(t["toolchain"]["version"], compiler.as_str());
+    assert_eq!(t["build_std"], true);
+    assert_eq!(t["suites"].as_array().unwrap().len(), 3);
 }
 
 #[test]

@@ -26,7 +26,7 @@ pub mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use evaluate::evaluate;
+pub use evaluate::{evaluate, Reference};
 pub use update::update_baselines;
 
 use serde::Serialize;

@@ -15,10 +15,11 @@ impl GateReport {
     pub fn count_line(&self) -> String {
         let n = |v| self.count(v);
         format!(
-            "gate: {} cells compared, {} regressions, {} improvements, {} possible regressions, \
+            "gate: {} timing cells and {} instruction counts compared, {} regressions, {} improvements, {} possible regressions, \
              {} advisory, {} underpowered, {} incomparable, {} new, {} not comparable, \
              {} failed checks, {} problems => {}",
             self.family,
+            self.counts_compared,
             n(Verdict::Regression),
             n(Verdict::Improvement),
             n(Verdict::PossibleRegression),
@@ -73,11 +74,11 @@ impl GateReport {
             ),
             (
                 format!(
-                    "Advisory cells: QEMU timings, fairness ({} of {} outside ±{d})",
+                    "Advisory cells: QEMU timings and cells outside the timing family ({} of {} outside ±{d})",
                     advisory.len(),
                     self.count(Verdict::Advisory)
                 ),
-                "emulator time, not the guest CPU's: shown, never fails".into(),
+                "emulator time, or not in a suite's timing family: shown, never fails".into(),
                 advisory,
             ),
         ]
@@ -225,6 +226,7 @@ impl GateReport {
             }
             out.push('\n');
         }
+        let _ = writeln!(out, "{}", self.timing.line());
         out.push_str(&self.count_line());
         out.push('\n');
         out
@@ -238,13 +240,14 @@ impl GateReport {
         let mut b = Budget::new(max_bytes);
         let verdict = if self.failed() { "FAIL" } else { "PASS" };
         b.push(&format!(
-            "## lockmatrix gate: **{verdict}**\n\nrun `{}` against `{}`: delta {}, alpha {} (Holm across {} cells), fdr q {}\n\n",
+            "## lockmatrix gate: **{verdict}**\n\nrun `{}` against {}: delta {}, alpha {} (Holm across {} cells), fdr q {}\n\n{}\n\n",
             md(&self.run_id),
-            md(&self.baselines),
+            md(&self.reference),
             pct(self.options.delta),
             self.options.alpha,
             self.family,
-            self.options.fdr_q
+            self.options.fdr_q,
+            md(&self.timing.line())
         ));
         let mut counts = String::from("| | cells |\n|---|---:|\n");
         let _ = writeln!(counts, "| failed checks | {} |", self.failed_checks.len());
@@ -356,7 +359,10 @@ impl GateReport {
             "result": if self.failed() { "fail" } else { "pass" },
             "failed": self.failed(),
             "run_id": self.run_id,
-            "baselines": self.baselines,
+            "reference": self.reference,
+            "paired": self.paired,
+            "timing": self.timing,
+            "counts_compared": self.counts_compared,
             "options": self.options,
             "family": self.family,
             "cell_alpha": self.cell_alpha,

@@ -1,8 +1,11 @@
 //! The gate end to end on synthetic runs: baselines recorded with
-//! `update_baselines`, then a head run evaluated against them.
+//! `update_baselines`, then a head run evaluated against them; and paired
+//! against a base run, as `--against` gates. The builders here are shared
+//! with `validate`'s tests.
 
-use super::evaluate::{GateReport, Verdict};
+use super::evaluate::{GateReport, Reference, Verdict};
 use super::*;
+use crate::config::RunnerKind;
 use crate::host::Host;
 use crate::protocol::{Better, Check, Sample};
 use crate::results::{Run, Status, SuiteRun, TargetResult, ToolInfo};
@@ -10,23 +13,16 @@ use crate::runner::Exit;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-/// SplitMix64 with Box-Muller normals: a small, seeded, reproducible RNG.
-struct Rng(u64);
+/// The seeded generator the tests draw noise from.
+pub(super) type Rng = super::validate::SplitMix64;
 
 impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
     /// Uniform in (0, 1).
     fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 
+    /// Standard normal (Box-Muller).
     fn normal(&mut self) -> f64 {
         let (u, v) = (self.uniform(), self.uniform());
         (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
@@ -34,7 +30,7 @@ impl Rng {
 
     /// A noisy timing round: log-normal spread `sigma` around `center`, and
     /// one round in twenty an outlier 20-60% slow (an interrupt, a migration).
-    fn timing(&mut self, center: f64, sigma: f64) -> f64 {
+    pub(super) fn timing(&mut self, center: f64, sigma: f64) -> f64 {
         let outlier = if self.uniform() < 0.05 {
             1.2 + 0.4 * self.uniform()
         } else {
@@ -45,25 +41,29 @@ impl Rng {
 }
 
 /// One cell's samples.
-struct Cell {
-    bench: &'static str,
-    case: Value,
-    metric: &'static str,
-    better: Better,
-    values: Vec<Option<f64>>,
+pub(super) struct Cell {
+    pub(super) bench: &'static str,
+    pub(super) case: Value,
+    pub(super) metric: &'static str,
+    pub(super) better: Better,
+    /// In its suite's timing family.
+    pub(super) gating: bool,
+    pub(super) values: Vec<Option<f64>>,
 }
 
-fn cell(bench: &'static str, case: Value, values: Vec<f64>) -> Cell {
+/// A timing cell of the family, lower is better.
+pub(super) fn cell(bench: &'static str, case: Value, values: Vec<f64>) -> Cell {
     Cell {
         bench,
         case,
         metric: "ticks_per_op",
         better: Better::Lower,
+        gating: true,
         values: values.into_iter().map(Some).collect(),
     }
 }
 
-fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> SuiteRun {
+pub(super) fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> SuiteRun {
     let mut samples = Vec::new();
     for c in cells {
         for (round, v) in c.values.iter().enumerate() {
@@ -80,6 +80,7 @@ fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> SuiteRun {
                 }
                 .into(),
                 better: c.better,
+                gating: c.gating,
                 round: round as u32,
                 value: *v,
             });
@@ -101,10 +102,11 @@ fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> SuiteRun {
         bad_lines: vec![],
         stderr_tail: vec![],
         stdout_sha256: None,
+        counted_command: None,
     }
 }
 
-fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetResult {
+pub(super) fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetResult {
     let status = if suites.iter().all(|s| s.status == Status::Ok) {
         Status::Ok
     } else {
@@ -114,7 +116,11 @@ fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetResult {
         name: name.into(),
         triple: format!("{name}-unknown-linux-gnu"),
         class: name.into(),
-        runner: runner.into(),
+        runner: match runner {
+            "qemu" => RunnerKind::Qemu,
+            "ssh" => RunnerKind::Ssh,
+            _ => RunnerKind::Native,
+        },
         status,
         toolchain: Some(ToolInfo {
             what: "stable".into(),
@@ -128,13 +134,16 @@ fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetResult {
         }),
         build_secs: Some(1.0),
         run_secs: Some(1.0),
+        counter: None,
         insns_tolerance: 0.0,
         cpu_model: None,
+        sources_sha256: None,
+        binaries: Default::default(),
         suites,
     }
 }
 
-fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
+pub(super) fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
     Run {
         format: crate::results::FORMAT_VERSION,
         run_id: "20261130T020000Z".into(),
@@ -151,11 +160,12 @@ fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
             lockmatrix_dirty: false,
         },
         insns_plugin: None,
+        against: None,
         targets,
     }
 }
 
-fn run(targets: Vec<TargetResult>) -> Run {
+pub(super) fn run(targets: Vec<TargetResult>) -> Run {
     run_on("Test CPU @ 2.0GHz", targets)
 }
 
@@ -167,7 +177,7 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 /// `n` cells of `rounds` noisy rounds each; `slow(i)` scales cell `i`.
-fn noisy_cells(
+pub(super) fn noisy_cells(
     rng: &mut Rng,
     n: usize,
     rounds: usize,
@@ -192,13 +202,18 @@ fn noisy_cells(
 fn gate(name: &str, base: &Run, head: &Run) -> (GateReport, PathBuf) {
     let dir = temp_dir(name);
     update_baselines(base, &dir, None, None, "base-commit").unwrap();
-    let report = evaluate(head, &dir, &GateOptions::default()).unwrap();
-    (report, dir)
+    (stored(head, &dir), dir)
+}
+
+/// `head` gated against the baselines under `dir`.
+fn stored(head: &Run, dir: &Path) -> GateReport {
+    let reference = Reference::stored(head, dir).unwrap();
+    evaluate(head, &reference, &GateOptions::default()).unwrap()
 }
 
 #[test]
 fn gate_a_20_percent_regression_in_one_native_cell_fails_and_is_named() {
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     let base = run(vec![target(
         "x86_64",
         "native",
@@ -233,7 +248,7 @@ fn gate_a_20_percent_regression_in_one_native_cell_fails_and_is_named() {
     );
     assert!(text.trim_end().ends_with("=> FAIL"), "{text}");
     assert!(
-        text.contains("gate: 12 cells compared, 1 regressions"),
+        text.contains("gate: 12 timing cells and 0 instruction counts compared, 1 regressions"),
         "{text}"
     );
     let md = report.markdown(64 * 1024);
@@ -254,7 +269,7 @@ fn gate_a_20_percent_regression_in_one_native_cell_fails_and_is_named() {
 
 #[test]
 fn gate_identical_samples_pass() {
-    let mut rng = Rng(2);
+    let mut rng = Rng::new(2);
     let base = run(vec![target(
         "x86_64",
         "native",
@@ -288,7 +303,7 @@ fn gate_300_null_native_cells_stay_green() {
     // spread, 5% outlier rounds), several independent runs of 300 cells.
     let mut possible = 0;
     for seed in 0..5 {
-        let mut rng = Rng(1000 + seed);
+        let mut rng = Rng::new(1000 + seed);
         let base = run(vec![target(
             "x86_64",
             "native",
@@ -323,7 +338,7 @@ fn gate_300_null_native_cells_stay_green() {
 
 #[test]
 fn gate_a_qemu_cell_50_percent_slower_is_advisory_not_failing() {
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     let base = run(vec![target(
         "aarch64",
         "qemu",
@@ -354,7 +369,9 @@ fn gate_a_qemu_cell_50_percent_slower_is_advisory_not_failing() {
     assert_eq!(slow[0].case_label(), "op=op002");
     let text = report.terminal();
     assert!(
-        text.contains("ADVISORY CELLS: QEMU TIMINGS, FAIRNESS (1 of 4 outside ±5%)"),
+        text.contains(
+            "ADVISORY CELLS: QEMU TIMINGS AND CELLS OUTSIDE THE TIMING FAMILY (1 of 4 outside ±5%)"
+        ),
         "{text}"
     );
     assert!(
@@ -367,7 +384,7 @@ fn gate_a_qemu_cell_50_percent_slower_is_advisory_not_failing() {
 
 #[test]
 fn gate_a_corrupt_baseline_is_a_named_error_and_is_never_modified() {
-    let mut rng = Rng(4);
+    let mut rng = Rng::new(4);
     let r = run(vec![target(
         "x86_64",
         "native",
@@ -383,7 +400,7 @@ fn gate_a_corrupt_baseline_is_a_named_error_and_is_never_modified() {
     let garbage = b"{\"format\": 1, \"target\": \"x86_64\", oops\n\xff";
     std::fs::write(&path, garbage).unwrap();
 
-    let report = evaluate(&r, &dir, &GateOptions::default()).unwrap();
+    let report = stored(&r, &dir);
     assert!(report.failed());
     assert_eq!(report.problems.len(), 1);
     let what = &report.problems[0].what;
@@ -412,7 +429,7 @@ fn gate_a_corrupt_baseline_is_a_named_error_and_is_never_modified() {
 
 #[test]
 fn gate_update_refuses_when_a_check_failed_and_writes_nothing() {
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     let bad = Check {
         suite: "spinlock".into(),
         bench: "contended".into(),
@@ -460,7 +477,7 @@ fn gate_update_refuses_when_a_check_failed_and_writes_nothing() {
     let lines = update_baselines(&r, &dir, Some(&["x86_64".into()]), None, "c").unwrap();
     assert_eq!(lines.len(), 1);
     // A failed check also fails the gate, listed first.
-    let report = evaluate(&r, &dir, &GateOptions::default()).unwrap();
+    let report = stored(&r, &dir);
     assert!(report.failed());
     let text = report.terminal();
     assert!(text.starts_with("FAILED CHECKS (1)\n  aarch64/spinlock  contended [lock=broken]  mutual_exclusion: {\"violations\":2}"), "{text}");
@@ -482,13 +499,14 @@ fn gate_update_refuses_when_a_check_failed_and_writes_nothing() {
 
 #[test]
 fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
-    let mut rng = Rng(6);
+    let mut rng = Rng::new(6);
     let mut cells = noisy_cells(&mut rng, 3, 4, 0.01, |_| 1.0);
     cells.reverse();
     cells.push(Cell {
         bench: "contended",
         case: json!({"threads": 2, "lock": "ticket"}),
         metric: "ops_per_sec",
+        gating: true,
         better: Better::Higher,
         values: vec![Some(1e6), None, Some(2e6)],
     });
@@ -503,8 +521,9 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
     assert_eq!(lines, [format!("{}: 4 cells (new file)", path.display())]);
     let text = std::fs::read_to_string(&path).unwrap();
     let b: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(b["format"], 1);
+    assert_eq!(b["format"], 2);
     assert_eq!(b["testbed"]["cpu_model"], "Test CPU @ 2.0GHz");
+    assert_eq!(b["testbed"]["triple"], "x86_64-unknown-linux-gnu");
     assert_eq!(b["testbed"]["emulator_version"], Value::Null);
     assert_eq!(b["testbed"]["compiler_version"], "rustc 1.96.0");
     assert_eq!(b["commit"], "c1");
@@ -540,7 +559,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 
     // One cell gone, one new, one with new samples, on another CPU.
-    let mut changed = noisy_cells(&mut Rng(60), 3, 4, 0.01, |_| 1.0);
+    let mut changed = noisy_cells(&mut Rng::new(60), 3, 4, 0.01, |_| 1.0);
     changed.remove(0);
     changed.push(cell("new_bench", json!({}), vec![1.0, 2.0]));
     let mut cells2 = vec![];
@@ -566,7 +585,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
 
 #[test]
 fn gate_a_baseline_from_another_cpu_model_is_incomparable() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let base = run_on(
         "Intel Xeon",
         vec![target(
@@ -608,11 +627,12 @@ fn gate_a_baseline_from_another_cpu_model_is_incomparable() {
 
 #[test]
 fn gate_higher_is_better_metrics_compare_as_costs() {
-    let mut rng = Rng(8);
+    let mut rng = Rng::new(8);
     let ops = |rng: &mut Rng, scale: f64| Cell {
         bench: "contended",
         case: json!({"threads": 2}),
         metric: "ops_per_sec",
+        gating: true,
         better: Better::Higher,
         values: (0..10)
             .map(|_| Some(rng.timing(1e6 * scale, 0.01)))
@@ -634,10 +654,10 @@ fn gate_higher_is_better_metrics_compare_as_costs() {
     let e = report.cells[0].effect.unwrap();
     assert!((1.2..1.3).contains(&e.ratio), "{e:?}");
     // The other way round it is an improvement.
-    let back = evaluate(&base, &dir, &GateOptions::default()).unwrap();
+    let back = stored(&base, &dir);
     assert_eq!(back.count(Verdict::Unchanged), 1);
     update_baselines(&head, &dir, None, None, "c").unwrap();
-    let better = evaluate(&base, &dir, &GateOptions::default()).unwrap();
+    let better = stored(&base, &dir);
     assert_eq!(
         better.count(Verdict::Improvement),
         1,
@@ -652,10 +672,13 @@ fn gate_higher_is_better_metrics_compare_as_costs() {
 fn gate_non_positive_or_missing_values_are_not_comparable_and_never_fail() {
     let base_cells = vec![
         cell("a", json!({}), vec![1.0, 1.0, 1.0]),
-        cell("b", json!({}), vec![0.0, 1.0, 2.0]),
+        cell("b", json!({}), vec![1.0, 1.0, 2.0]),
     ];
+    // Suites print null for what they cannot tell from zero.
+    let mut base_cells = base_cells;
+    base_cells[1].values[0] = None;
     let mut head_cells = vec![
-        cell("a", json!({}), vec![5.0, -1.0, 5.0]),
+        cell("a", json!({}), vec![5.0, 5.0, 5.0]),
         cell("b", json!({}), vec![9.0, 9.0, 9.0]),
     ];
     head_cells[0].values[1] = None;
@@ -687,6 +710,7 @@ fn gate_a_fairness_metric_without_log_values_is_advisory() {
         case: json!({"lock": "tas", "threads": 1}),
         metric: "fairness_cv",
         better: Better::Lower,
+        gating: false,
         values: vec![Some(v); 3],
     };
     let one = |c: Cell| {
@@ -710,7 +734,7 @@ fn gate_a_fairness_metric_without_log_values_is_advisory() {
 
 #[test]
 fn gate_few_rounds_are_underpowered_with_the_rounds_needed() {
-    let mut rng = Rng(9);
+    let mut rng = Rng::new(9);
     let base = run(vec![target(
         "x86_64",
         "native",
@@ -750,7 +774,7 @@ fn gate_few_rounds_are_underpowered_with_the_rounds_needed() {
 
 #[test]
 fn gate_new_cells_and_not_run_targets_are_shown_and_pass() {
-    let mut rng = Rng(10);
+    let mut rng = Rng::new(10);
     let mut skipped = target("sparc64", "ssh", vec![]);
     skipped.status = Status::NotRun("no runner".into());
     let r = run(vec![
@@ -766,7 +790,7 @@ fn gate_new_cells_and_not_run_targets_are_shown_and_pass() {
         skipped,
     ]);
     let dir = temp_dir("new");
-    let report = evaluate(&r, &dir, &GateOptions::default()).unwrap();
+    let report = stored(&r, &dir);
     assert!(!report.failed());
     assert_eq!(report.count(Verdict::NoBaseline), 2);
     let text = report.terminal();
@@ -779,7 +803,7 @@ fn gate_new_cells_and_not_run_targets_are_shown_and_pass() {
     let mut broken = target("mips", "qemu", vec![]);
     broken.status = Status::Failed("build: linker not found".into());
     let r = run(vec![broken]);
-    let report = evaluate(&r, &dir, &GateOptions::default()).unwrap();
+    let report = stored(&r, &dir);
     assert!(report.failed());
     assert_eq!(report.problems[0].what, "failed: build: linker not found");
     std::fs::remove_dir_all(dir).unwrap();
@@ -787,7 +811,7 @@ fn gate_new_cells_and_not_run_targets_are_shown_and_pass() {
 
 #[test]
 fn gate_markdown_fits_its_budget_and_keeps_the_verdict() {
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     let base = run(vec![target(
         "aarch64",
         "qemu",
@@ -842,7 +866,197 @@ fn gate_bad_options_are_exit_2() {
             ..Default::default()
         },
     ] {
-        let err = evaluate(&r, Path::new("/nonexistent"), &opts).unwrap_err();
+        let reference = Reference::stored(&r, Path::new("/nonexistent")).unwrap();
+        let err = evaluate(&r, &reference, &opts).unwrap_err();
         assert!(err.downcast_ref::<crate::error::Exit2>().is_some(), "{err}");
     }
+}
+
+/// `head` gated against `base` as `--against` does: pairs, round by round.
+fn paired(head: &Run, base: &Run) -> GateReport {
+    evaluate(head, &Reference::Base(base), &GateOptions::default()).unwrap()
+}
+
+#[test]
+fn gate_paired_a_12_percent_slower_family_cell_fails_and_drift_cancels() {
+    // Both sides drift by up to 30% over the rounds (the host's state), in
+    // step; head's op004 is 12% slower in every pair.
+    let mut rng = Rng::new(20);
+    let mut side = |slow: f64| {
+        let cells: Vec<Cell> = (0..8)
+            .map(|i| {
+                let values = (0..30)
+                    .map(|r| {
+                        let drift = 1.0 + 0.01 * r as f64;
+                        let s = if i == 4 { slow } else { 1.0 };
+                        rng.timing(100.0 * drift * s, 0.01)
+                    })
+                    .collect();
+                cell("single_thread", json!({"op": format!("op{i:03}")}), values)
+            })
+            .collect();
+        run(vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run("atomic", &cells, vec![])],
+        )])
+    };
+    let base = side(1.0);
+    let head = side(1.12);
+    let report = paired(&head, &base);
+    assert!(report.paired && report.reference.contains("base run"));
+    let regressions: Vec<String> = report
+        .with(Verdict::Regression)
+        .map(|c| c.case_label())
+        .collect();
+    assert_eq!(regressions, ["op=op004"], "{}", report.terminal());
+    assert!(report.timing.gated, "{}", report.timing.line());
+    let aa = paired(&base, &base);
+    assert!(!aa.failed(), "{}", aa.terminal());
+}
+
+#[test]
+fn gate_paired_counts_compare_exactly_and_only_the_family_gates_timing() {
+    let mut rng = Rng::new(21);
+    let mut side = |extra: f64, outside: f64| {
+        let mut cells = noisy_cells(&mut rng, 2, 3, 0.01, |_| 1.0);
+        let mut count = cell(
+            "lock_unlock",
+            json!({"lock": "ticket", "threads": 1}),
+            vec![16.0 + extra],
+        );
+        count.metric = "insns_per_op";
+        count.gating = false;
+        let mut stress = cell("stress_s1", json!({"lock": "tas"}), vec![outside; 3]);
+        stress.gating = false;
+        cells.extend([count, stress]);
+        run(vec![target(
+            "aarch64",
+            "qemu",
+            vec![suite_run("spinlock", &cells, vec![])],
+        )])
+    };
+    let base = side(0.0, 100.0);
+    // One more instruction: a regression even with three rounds, under
+    // QEMU; a cell outside the family 3x slower is advisory.
+    let head = side(1.0, 300.0);
+    let report = paired(&head, &base);
+    let failed: Vec<&str> = report
+        .with(Verdict::Regression)
+        .map(|c| c.metric.as_str())
+        .collect();
+    assert_eq!(failed, ["insns_per_op"], "{}", report.terminal());
+    assert_eq!(report.counts_compared, 1);
+    let text = report.terminal();
+    assert!(
+        text.contains("timing not gated: no cell of a suite's timing family"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gate: 0 timing cells and 1 instruction counts compared, 1 regressions"),
+        "{text}"
+    );
+    // A native run with too few pairs says it cannot gate timing.
+    let mut rng = Rng::new(22);
+    let mut native = || {
+        run(vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run(
+                "atomic",
+                &noisy_cells(&mut rng, 4, 3, 0.01, |_| 1.0),
+                vec![],
+            )],
+        )])
+    };
+    let (b, h) = (native(), native());
+    let r = paired(&h, &b);
+    assert!(!r.timing.gated);
+    assert!(
+        r.terminal()
+            .contains("timing not gated: 3 rounds cannot reach p < 1.3e-2"),
+        "{}",
+        r.terminal()
+    );
+}
+
+/// Any number a run or a baseline could hold in memory, finite or not.
+fn any_value() -> impl proptest::strategy::Strategy<Value = Option<f64>> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => (1.0f64..1e3).prop_map(Some),
+        1 => Just(None),
+        1 => any::<f64>().prop_map(Some),
+        1 => prop_oneof![Just(0.0), Just(-1.0), Just(f64::NAN), Just(f64::INFINITY), Just(1e100), Just(f64::MAX), Just(5e-324)].prop_map(Some),
+    ]
+}
+
+/// A cell of the property test: metric, in the timing family, head's and
+/// base's values.
+type AnyCell = (&'static str, bool, Vec<Option<f64>>, Vec<Option<f64>>);
+
+/// One side of the property test's run: head (`0`) or base (`1`).
+fn any_run(cells: &[AnyCell], qemu: bool, side: usize) -> Run {
+    let cs: Vec<Cell> = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Cell {
+            bench: "b",
+            case: json!({ "i": i }),
+            metric: c.0,
+            better: if c.0.ends_with("_avg") {
+                Better::Higher
+            } else {
+                Better::Lower
+            },
+            gating: c.1,
+            values: if side == 0 { c.2.clone() } else { c.3.clone() },
+        })
+        .collect();
+    let runner = if qemu { "qemu" } else { "native" };
+    run(vec![target("t", runner, vec![suite_run("s", &cs, vec![])])])
+}
+
+#[test]
+fn gate_any_numbers_on_either_side_end_quickly_and_never_panic() {
+    use proptest::prelude::*;
+    let metric = prop_oneof![
+        Just("ticks_per_op"),
+        Just("insns_per_op"),
+        Just("writer_ops_avg")
+    ];
+    let side = || prop::collection::vec(any_value(), 0..12);
+    let cells = prop::collection::vec((metric, any::<bool>(), side(), side()), 1..4);
+    let config = proptest::test_runner::Config {
+        cases: 500,
+        failure_persistence: None,
+        ..Default::default()
+    };
+    let longest = std::cell::Cell::new(std::time::Duration::ZERO);
+    proptest::test_runner::TestRunner::new(config)
+        .run(&(cells, any::<bool>()), |(cells, qemu)| {
+            let (head, base) = (any_run(&cells, qemu, 0), any_run(&cells, qemu, 1));
+            let (tx, rx) = std::sync::mpsc::channel();
+            let start = std::time::Instant::now();
+            std::thread::spawn(move || {
+                let opts = GateOptions::default();
+                let _ = evaluate(&head, &Reference::Base(&base), &opts).map(|r| r.terminal());
+                let t = &base.targets[0];
+                let file = update::baseline_of(&base, t, &t.suites[0], "c");
+                let key = (t.name.clone(), t.suites[0].suite.clone());
+                let stored = Reference::Stored {
+                    dir: "mem".into(),
+                    files: [(key, Ok(Some(file)))].into_iter().collect(),
+                };
+                let _ = evaluate(&head, &stored, &opts).map(|r| (r.markdown(64_000), r.json()));
+                let _ = tx.send(());
+            });
+            match rx.recv_timeout(std::time::Duration::from_secs(5)) {
+                Ok(()) => longest.set(longest.get().max(start.elapsed())),
+                Err(e) => panic!("the gate hung or panicked ({e:?}) on {cells:?}"),
+            }
+            Ok(())
+        })
+        .unwrap();
+    eprintln!("gate property test: 500 cases, longest {:?}", longest.get());
 }

@@ -4,6 +4,7 @@
 //! and unblocked with pthread_sigmask.
 
 use super::{cell, fmt};
+use crate::config::RunnerKind;
 use crate::results::Run;
 use crate::table::render as columns;
 use serde_json::Value;
@@ -52,7 +53,11 @@ pub fn render(run: &Run) -> String {
             format!(
                 "{} ({})",
                 t.name,
-                if t.runner == "qemu" { "qemu" } else { "native" }
+                if t.runner == RunnerKind::Qemu {
+                    "qemu"
+                } else {
+                    "native"
+                }
             ),
             fmt(speedup, 2),
             fmt(local, 1),

@@ -6,13 +6,32 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The repository these tests belong to.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 /// Runs `cargo xtask ARGS` (the built binary) from the repository root.
 pub fn xtask(args: &[&str]) -> Output {
+    xtask_in(&repo_root(), args)
+}
+
+/// Runs `cargo xtask ARGS` from `dir`, as a user in another checkout would.
+pub fn xtask_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .current_dir(dir)
         .output()
         .expect("xtask runs")
+}
+
+/// Lower-case hex SHA-256, as run.json records binaries.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// stdout and stderr together, for assertion messages.
