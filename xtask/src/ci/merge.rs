@@ -17,6 +17,10 @@ use std::path::{Path, PathBuf};
 /// `host` is the first run's, except that `lockmatrix_dirty` is set when any
 /// run was dirty; each target keeps its own job's CPU model in `cpu_model`,
 /// which the gate's testbed comparison uses.
+///
+/// Runs made with `--against` must name the same base commit; their base
+/// runs (`<dir>/base`) are merged the same way into `<out>/base`, so the
+/// merged run gates paired against its base.
 pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
     let Some((first_dir, rest)) = dirs.split_first() else {
         exit2!("nothing to merge: name at least one run directory");
@@ -58,6 +62,14 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
         }
         if run.profile != merged.profile {
             differs("profile", &merged.profile, &run.profile)?;
+        }
+        let base = |r: &Run| {
+            r.against
+                .as_ref()
+                .map_or("none".to_string(), |a| a.commit.clone())
+        };
+        if base(run) != base(&merged) {
+            differs("base revision (--against)", &base(&merged), &base(run))?;
         }
         if run.host.lockmatrix_commit != merged.host.lockmatrix_commit {
             differs(
@@ -102,18 +114,22 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
     for (dir, _) in &runs {
         copy_tree(dir, out, true)?;
     }
+    if merged.against.is_some() {
+        let bases: Vec<PathBuf> = runs.iter().map(|(d, _)| d.join("base")).collect();
+        merge_runs(&bases, &out.join("base"))?;
+    }
     results::write(out, &merged)
 }
 
 /// Copies everything under `from` into `to` except the top-level
-/// `run.json`; a file that already exists in `to` is an error, never
-/// overwritten.
+/// `run.json` and `base/` (merged on its own); a file that already exists
+/// in `to` is an error, never overwritten.
 fn copy_tree(from: &Path, to: &Path, top: bool) -> Result<()> {
     let entries = std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("reading {}", from.display()))?;
         let name = entry.file_name();
-        if top && (name == "run.json" || name == "run.json.tmp") {
+        if top && (name == "run.json" || name == "run.json.tmp" || name == "base") {
             continue;
         }
         let (src, dst) = (entry.path(), to.join(&name));

@@ -501,6 +501,67 @@ fn merge_runs_combines_targets_and_files() {
     std::fs::remove_dir_all(&root).unwrap();
 }
 
+#[test]
+fn merge_runs_made_against_a_base_merges_the_bases_too() {
+    let root = scratch("merge-against");
+    let against = |dir: &Path, commit: &str| {
+        let path = dir.join("run.json");
+        let mut run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        run["against"] = serde_json::json!({"rev": "origin/main", "commit": commit});
+        std::fs::write(path, run.to_string()).unwrap();
+    };
+    let (a, b) = (root.join("a"), root.join("b"));
+    write_run(&a, "a", "2030-01-01T00:02:00Z", "abc", &["aarch64"]);
+    write_run(
+        &a.join("base"),
+        "a/base",
+        "2030-01-01T00:02:00Z",
+        "0ld",
+        &["aarch64"],
+    );
+    write_run(&b, "b", "2030-01-01T00:01:00Z", "abc", &["mips32"]);
+    write_run(
+        &b.join("base"),
+        "b/base",
+        "2030-01-01T00:01:00Z",
+        "0ld",
+        &["mips32"],
+    );
+    against(&a, "0ld");
+    against(&b, "0ld");
+    let out = root.join("merged");
+    merge_runs(&[a.clone(), b.clone()], &out).unwrap();
+    let run = crate::results::read(&out).unwrap();
+    assert_eq!(run.against.as_ref().unwrap().commit, "0ld");
+    let base = crate::results::read(&out.join("base")).unwrap();
+    let names: Vec<&str> = base.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["aarch64", "mips32"]);
+    assert!(out.join("base/mips32/atomic.jsonl").is_file());
+    // Runs against different bases cannot be gated together.
+    against(&b, "other");
+    let e = merge_runs(&[a, b], &root.join("mixed")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("base revision (--against) is `other`"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn pull_requests_run_against_their_base_with_the_whole_history() {
+    let files = render(&committed()).unwrap();
+    let workflow = yaml(file(&files, "lockmatrix.yml"));
+    let steps = steps_text(&jobs_of(&workflow)[&Value::from("target-aarch64")]);
+    assert!(
+        steps.contains("BASE: ${{ github.event.pull_request.base.sha }}")
+            && steps.contains("cargo xtask matrix --targets aarch64 --against \"$BASE\" --no-gate --results results"),
+        "{steps}"
+    );
+    assert!(steps.contains("fetch-depth: 0"), "{steps}");
+}
+
 /// Every `run:` script of every rendered file, with where it is.
 fn scripts(files: &[(PathBuf, String)]) -> Vec<(String, String)> {
     let mut out = Vec::new();
