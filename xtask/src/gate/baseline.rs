@@ -245,7 +245,7 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
         }
         None => bail!("no `format` field: not a lockmatrix baseline"),
     }
-    let b: Baseline = serde_json::from_str(text).context("not a lockmatrix baseline")?;
+    let mut b: Baseline = serde_json::from_str(text).context("not a lockmatrix baseline")?;
     if b.target != target || b.suite != suite {
         bail!(
             "it holds target `{}` suite `{}`, expected target `{target}` suite `{suite}`",
@@ -253,8 +253,9 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
             b.suite
         );
     }
+    let old_format = b.format < 2;
     let mut seen = BTreeSet::new();
-    for c in &b.cells {
+    for c in &mut b.cells {
         let name = || {
             format!(
                 "cell {} [{}] {}",
@@ -274,7 +275,9 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
         }
         for (i, v) in c.samples.iter().enumerate() {
             if let Some(Err(why)) = v.map(|v| super::cells::check_value(&c.unit, v)) {
-                bail!("{}: sample {i} is {}: {why}", name(), v.unwrap_or_default());
+                if !old_format {
+                    bail!("{}: sample {i} is {}: {why}", name(), v.unwrap_or_default());
+                }
             }
         }
         if c.summary != Summary::of(&c.samples) {
@@ -282,6 +285,17 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
                 "{}: its summary does not match its samples (edited by hand?)",
                 name()
             );
+        }
+        if old_format {
+            // Format 1 came from protocol 1 suites, which printed a cost
+            // they could not tell from zero as a zero or negative time:
+            // read as null, as protocol 2 prints it.
+            let unit = c.unit.clone();
+            for v in &mut c.samples {
+                if v.is_some_and(|x| super::cells::check_value(&unit, x).is_err()) {
+                    *v = None;
+                }
+            }
         }
     }
     Ok(b)
@@ -635,6 +649,13 @@ mod tests {
             "{}",
             err(&edited)
         );
+        // Format 1 files came from protocol 1 suites, which printed a cost
+        // they could not tell from zero as a negative time: read as null.
+        let v1 = negative
+            .replace("\"format\": 2", "\"format\": 1")
+            .replace("\"median\":0.30000000000000004,\"min\":0.30000000000000004,\"max\":0.30000000000000004", "\"median\":-0.3,\"min\":-0.3,\"max\":-0.3");
+        let read = parse(&v1, "x86_64", "atomic").unwrap();
+        assert_eq!(read.cells[0].samples, [None]);
         // A huge but finite value is a value.
         let huge = good.replace("0.30000000000000004", "1e100");
         assert!(parse(&huge, "x86_64", "atomic").is_ok());
