@@ -96,6 +96,8 @@ mod tests {
         });
         let dear = per_op(20_000, 5, |_| {
             black_box(crate::work::work(50));
+            // SeqCst: a fully ordered RMW is a dear operation to time;
+            // nothing relies on its ordering.
             x.fetch_add(1, Ordering::SeqCst);
         });
         assert!(

@@ -502,6 +502,8 @@ mod tests {
         fn read_lock(&self) {}
         fn read_unlock(&self) {}
         fn write_lock(&self) {
+            // Acquire: pairs with the Release in write_unlock(); writers
+            // exclude each other correctly, only readers are let in.
             while self
                 .0
                 .compare_exchange_weak(false, true, Acquire, Relaxed)
@@ -511,6 +513,7 @@ mod tests {
             }
         }
         fn write_unlock(&self) {
+            // Release: pairs with the Acquire in write_lock().
             self.0.store(false, Release);
         }
         fn slowpaths(&self) -> Option<Slowpaths> {

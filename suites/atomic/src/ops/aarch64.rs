@@ -39,6 +39,8 @@ macro_rules! llsc_cas {
 }
 
 llsc_cas!(cas_llsc_relaxed, "ldxr", "stxr");
+// ldaxr/stlxr: load-acquire and store-release exclusives, the ordered LL/SC
+// CAS seed 000 measures (what a SeqCst compare_exchange compiles to).
 llsc_cas!(cas_llsc_sync, "ldaxr", "stlxr");
 
 macro_rules! lse_cas {
@@ -64,4 +66,6 @@ macro_rules! lse_cas {
 }
 
 lse_cas!(cas_lse_relaxed, cas_lse_relaxed_inner, "cas");
+// casal: CAS with acquire and release, the ordered LSE CAS seed 000
+// measures (what a SeqCst compare_exchange compiles to with LSE).
 lse_cas!(cas_lse_sync, cas_lse_sync_inner, "casal");

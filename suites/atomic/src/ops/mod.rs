@@ -21,6 +21,8 @@ pub type AddReturn = fn(&AtomicUsize, usize) -> usize;
 
 #[inline(always)]
 pub fn cas_sync(a: &AtomicUsize, old: usize, new: usize) -> usize {
+    // SeqCst (on failure too): the fully ordered CAS seed 000 measures,
+    // Linux's cmpxchg().
     a.compare_exchange(old, new, Ordering::SeqCst, Ordering::SeqCst)
         .unwrap_or_else(|v| v)
 }
@@ -33,6 +35,8 @@ pub fn cas_relaxed(a: &AtomicUsize, old: usize, new: usize) -> usize {
 
 #[inline(always)]
 pub fn add_return_sync(a: &AtomicUsize, v: usize) -> usize {
+    // SeqCst: the fully ordered add-and-return seed 000 measures, Linux's
+    // atomic_add_return().
     a.fetch_add(v, Ordering::SeqCst).wrapping_add(v)
 }
 
@@ -43,6 +47,7 @@ pub fn add_return_relaxed(a: &AtomicUsize, v: usize) -> usize {
 
 #[inline(always)]
 pub fn fence_seqcst() {
+    // SeqCst: the full barrier seed 000 measures, Linux's smp_mb().
     fence(Ordering::SeqCst);
 }
 

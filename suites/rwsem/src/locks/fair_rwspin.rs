@@ -68,6 +68,9 @@ impl RawRwLock for FairRwSpin {
         let w = self.rin.0.fetch_add(RINC, Acquire) & WBITS;
         if w != 0 {
             self.reader_waits.fetch_add(1, Relaxed);
+            // Acquire: pairs with the Release fetch_and in write_unlock()
+            // (a later writer's RMW on `rin` continues its release
+            // sequence), so the writer we waited for finished before us.
             let mut spins = 0;
             while self.rin.0.load(Acquire) & WBITS == w {
                 relax(&mut spins);
@@ -77,6 +80,8 @@ impl RawRwLock for FairRwSpin {
 
     #[inline]
     fn read_unlock(&self) {
+        // Release: pairs with the Acquire load of `rout` in write_lock(),
+        // so our reads happen before the writer's writes.
         self.rout.0.fetch_add(RINC, Release);
     }
 
@@ -85,13 +90,21 @@ impl RawRwLock for FairRwSpin {
         let ticket = self.win.0.fetch_add(1, Relaxed);
         let mut waited = false;
         let mut spins = 0;
+        // Acquire: pairs with the Release fetch_add of `wout` in the
+        // previous writer's write_unlock(), so its critical section, and its
+        // clearing of the writer bits in `rin`, happen before what follows.
         while self.wout.0.load(Acquire) != ticket {
             waited = true;
             relax(&mut spins);
         }
         // The writer bits are clear here (the previous writer cleared them),
         // so the old value counts exactly the readers that came first.
+        // Acquire is more than needed here: the previous writer was
+        // acquired through `wout` above, and the readers counted here are
+        // acquired through `rout` below.
         let readers = self.rin.0.fetch_add(PRES | (ticket & PHID), Acquire);
+        // Acquire: pairs with the Release in read_unlock(), so the critical
+        // sections of the readers that came first happen before ours.
         while self.rout.0.load(Acquire) != readers {
             waited = true;
             relax(&mut spins);
@@ -103,7 +116,11 @@ impl RawRwLock for FairRwSpin {
 
     #[inline]
     fn write_unlock(&self) {
+        // Release: pairs with the readers' Acquire on `rin` in read_lock(),
+        // so our critical section happens before theirs.
         self.rin.0.fetch_and(!WBITS, Release);
+        // Release: pairs with the Acquire load of `wout` in the next
+        // writer's write_lock(), so our critical section happens before its.
         self.wout.0.fetch_add(1, Release);
     }
 

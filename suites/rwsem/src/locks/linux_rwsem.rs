@@ -123,6 +123,14 @@ struct Wakes(Vec<Arc<Parker>>);
 impl Wakes {
     /// Marks `parker` woken (under `wait_lock`); remembers it if it sleeps.
     fn mark(&mut self, parker: &Arc<Parker>) {
+        // Release: pairs with the Acquire load in park(). A reader that sees
+        // PARK_WOKEN holds the lock we granted it, so the grant (made after
+        // the count was acquired with no writer in it) and with it the last
+        // writer's critical section happen before the reader's. No wake-up
+        // is lost, by coherence of this one word alone: either the waiter's
+        // PARK_SLEEPING comes first and we FUTEX_WAKE (FUTEX_WAIT rechecks
+        // the word, so the wake cannot fall before the sleep), or its
+        // compare_exchange fails on our PARK_WOKEN.
         if parker.state.swap(PARK_WOKEN, Release) == PARK_SLEEPING {
             self.0.push(Arc::clone(parker));
         }
@@ -166,10 +174,16 @@ impl LinuxRwsem {
     /// Sleeps until a waker marks `parker` woken.
     fn park(&self, parker: &Parker) {
         loop {
+            // Acquire: pairs with the Release swap in Wakes::mark(); a
+            // granted reader holds the lock from here on. (A woken writer
+            // only retries, under wait_lock.)
             match parker.state.load(Acquire) {
                 PARK_WOKEN => return,
                 PARK_WAITING => {
                     // Announce the sleep; fails if a waker got there first.
+                    // Acquire on both outcomes is more than needed: success
+                    // reads our own PARK_WAITING, and after a failure the
+                    // load above acquires the waker's PARK_WOKEN anyway.
                     let _ = parker.state.compare_exchange(
                         PARK_WAITING,
                         PARK_SLEEPING,
@@ -197,6 +211,8 @@ impl LinuxRwsem {
             }
             return;
         }
+        // Relaxed: only the reader-count overflow guard; the grant below
+        // acquires for itself.
         if self.count.load(Relaxed) & READ_FAIL != 0 {
             return;
         }
@@ -205,6 +221,13 @@ impl LinuxRwsem {
         let mut adjustment: usize = 0;
         if wake_type != WakeType::ReadOwned {
             adjustment = READER_BIAS;
+            // Acquire: pairs with the Release in write_unlock(). The count
+            // only ever changes by read-modify-writes, so each unlock's
+            // release sequence reaches the value read here: seeing no
+            // writer, the last writer's critical section happens before the
+            // readers we grant (passed on to them by Wakes::mark()). The
+            // Release half is not needed; AcqRel stands in for the kernel's
+            // fully ordered atomic_long_fetch_add().
             let old = self.count.fetch_add(READER_BIAS, AcqRel);
             if old & WRITER_MASK != 0 {
                 // Writers keep getting in: after too long, demand a handoff.
@@ -215,6 +238,10 @@ impl LinuxRwsem {
                     }
                     first.handoff_set = true;
                 }
+                // Undo the trial bias (and maybe set FLAG_HANDOFF). AcqRel
+                // is more than needed: we entered no critical section, so
+                // there is nothing to release or acquire (the kernel uses a
+                // plain atomic_long_add() here).
                 self.count.fetch_add(adjustment.wrapping_neg(), AcqRel);
                 return;
             }
@@ -231,6 +258,8 @@ impl LinuxRwsem {
             }
         }
         let mut adjustment = (granted.len() * READER_BIAS).wrapping_sub(adjustment);
+        // Relaxed: the flags tested and cleared below change only under
+        // wait_lock, which we hold.
         let old = self.count.load(Relaxed);
         if q.is_empty() {
             adjustment = adjustment.wrapping_sub(FLAG_WAITERS);
@@ -240,6 +269,11 @@ impl LinuxRwsem {
             adjustment = adjustment.wrapping_sub(FLAG_HANDOFF);
         }
         if adjustment != 0 {
+            // AcqRel is more than needed (the kernel uses a plain
+            // atomic_long_add()): the Acquire above, or for ReadOwned the
+            // caller's read_lock(), already ordered the last writer before
+            // these readers, and the lock stays read-held in between, so no
+            // writer got in. Wakes::mark() publishes this update to them.
             self.count.fetch_add(adjustment, AcqRel);
         }
         for parker in &granted {
@@ -298,6 +332,9 @@ impl LinuxRwsem {
         let mut q = self.queue();
         let adjustment = if q.is_empty() {
             // No one queued and no writer: the bias already held is the lock.
+            // Acquire: pairs with the Release in write_unlock(). The writer
+            // our fast path saw may have left since; its critical section
+            // must happen before ours (our bias keeps new writers out).
             if self.count.load(Acquire) & WRITER_MASK == 0 {
                 return;
             }
@@ -305,6 +342,7 @@ impl LinuxRwsem {
         } else {
             READER_BIAS.wrapping_neg()
         };
+        // Relaxed: wakers mark a parker only under wait_lock, which we hold.
         parker.state.store(PARK_WAITING, Relaxed);
         q.push_back(Waiter {
             parker: Arc::clone(&parker),
@@ -313,6 +351,10 @@ impl LinuxRwsem {
             handoff_set: false,
         });
         // Now waiting, no longer actively locking: give the bias back.
+        // AcqRel is more than needed (it mirrors the kernel's fully ordered
+        // atomic_long_add_return()): we entered no critical section, so
+        // there is nothing to release, and whoever cond_wake() lets in
+        // acquires for itself (mark_wake()'s fetch_add, a writer's CAS).
         let count = self
             .count
             .fetch_add(adjustment, AcqRel)
@@ -329,11 +371,16 @@ impl LinuxRwsem {
     /// spin of a writer before it queues.
     fn optimistic_spin(&self) -> bool {
         for _ in 0..SPIN_LIMIT {
+            // Relaxed: only a guess, re-validated by the compare_exchange.
             let count = self.count.load(Relaxed);
             if count & FLAG_HANDOFF != 0 {
                 // Promised to a waiter: spinning cannot win.
                 return false;
             }
+            // Acquire: pairs with the Release in read_unlock() and
+            // write_unlock(); as the count only changes by read-modify-writes,
+            // on a free lock every earlier holder's critical section happens
+            // before ours.
             if count & LOCK_MASK == 0
                 && self
                     .count
@@ -353,6 +400,11 @@ impl LinuxRwsem {
             unreachable!("a writer in the slow path is queued")
         };
         let first_handoff = q[0].handoff_set;
+        // Relaxed: the compare_exchange below re-validates it. A stale
+        // locked value may make us give up without one, but FLAG_WAITERS is
+        // set (under wait_lock) while we are queued and this load is not
+        // older than its setting, so an unlock we miss here saw the flag and
+        // wakes the head waiter.
         let mut count = self.count.load(Relaxed);
         let new = loop {
             let has_handoff = count & FLAG_HANDOFF != 0;
@@ -374,6 +426,10 @@ impl LinuxRwsem {
                     new &= !FLAG_WAITERS;
                 }
             }
+            // Acquire: pairs with the Release in read_unlock() and
+            // write_unlock(), as in optimistic_spin() (needed only when we
+            // take WRITER_LOCKED, not when we only set FLAG_HANDOFF).
+            // Relaxed on failure: we retry with the fresh value.
             match self.count.compare_exchange(count, new, Acquire, Relaxed) {
                 Ok(_) => break new,
                 Err(now) => count = now,
@@ -398,6 +454,7 @@ impl LinuxRwsem {
         let parker = PARKER.with(Arc::clone);
         let mut wakes = Wakes::default();
         let mut q = self.queue();
+        // Relaxed: under wait_lock, as in down_read_slowpath().
         parker.state.store(PARK_WAITING, Relaxed);
         q.push_back(Waiter {
             parker: Arc::clone(&parker),
@@ -406,7 +463,10 @@ impl LinuxRwsem {
             handoff_set: false,
         });
         if q.len() > 1 {
-            // Not first: readers ahead may be able to go now.
+            // Not first: readers ahead may be able to go now. Acquire is
+            // more than needed (the kernel uses a plain atomic_long_read()):
+            // the value only picks whom to wake, and mark_wake() acquires
+            // for itself before granting readers.
             self.cond_wake(&mut q, self.count.load(Acquire), &mut wakes);
             if !wakes.0.is_empty() {
                 drop(q);
@@ -414,10 +474,14 @@ impl LinuxRwsem {
                 q = self.queue();
             }
         } else {
+            // Relaxed: the flags change only under wait_lock. An unlock
+            // before this RMW is seen by try_write_lock() below, one after
+            // it sees the flag and wakes us.
             self.count.fetch_or(FLAG_WAITERS, Relaxed);
         }
         loop {
             // Like set_current_state(): a wake-up from here on is not lost.
+            // Relaxed: wakers mark us only under wait_lock, which we hold.
             parker.state.store(PARK_WAITING, Relaxed);
             if self.try_write_lock(&mut q, &parker) {
                 return;
@@ -427,7 +491,8 @@ impl LinuxRwsem {
                 .any(|w| Arc::ptr_eq(&w.parker, &parker) && w.handoff_set);
             drop(q);
             // Holding the handoff, the lock is ours as soon as the owner
-            // leaves: poll for a while before sleeping.
+            // leaves: poll for a while before sleeping. Relaxed polls are
+            // enough: try_write_lock() re-checks and acquires.
             let freed = handoff_set
                 && (0..SPIN_LIMIT).any(|_| {
                     core::hint::spin_loop();
@@ -457,6 +522,9 @@ impl RawRwLock for LinuxRwsem {
 
     #[inline]
     fn read_lock(&self) {
+        // Acquire: pairs with the Release in write_unlock(), so the last
+        // writer's critical section happens before ours (when the result
+        // shows no writer; otherwise the slow path acquires again).
         let count = self
             .count
             .fetch_add(READER_BIAS, Acquire)
@@ -468,6 +536,9 @@ impl RawRwLock for LinuxRwsem {
 
     #[inline]
     fn read_unlock(&self) {
+        // Release: pairs with the Acquire of the next writer's
+        // compare_exchange (write_lock(), optimistic_spin(),
+        // try_write_lock()), so our reads happen before its writes.
         let count = self
             .count
             .fetch_sub(READER_BIAS, Release)
@@ -479,6 +550,9 @@ impl RawRwLock for LinuxRwsem {
 
     #[inline]
     fn write_lock(&self) {
+        // Acquire: pairs with the Release in read_unlock() and
+        // write_unlock(), so every earlier holder's critical section happens
+        // before ours.
         if self
             .count
             .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
@@ -490,6 +564,9 @@ impl RawRwLock for LinuxRwsem {
 
     #[inline]
     fn write_unlock(&self) {
+        // Release: pairs with the Acquire of the next holder: read_lock(),
+        // the acquiring count updates of the slow paths and mark_wake(), or
+        // a writer's compare_exchange.
         let count = self.count.fetch_sub(WRITER_LOCKED, Release);
         if count & FLAG_WAITERS != 0 {
             self.wake();

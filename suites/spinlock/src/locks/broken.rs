@@ -30,6 +30,9 @@ impl RawLock for Broken {
 
     #[inline]
     fn lock(&self) {
+        // Acquire: pairs with the Release in unlock(), as a correct lock's
+        // would; what is broken is the separate store below, not the
+        // ordering.
         let mut spin = Spin::new();
         while self.locked.load(Acquire) != 0 {
             spin.relax();
@@ -42,6 +45,8 @@ impl RawLock for Broken {
 
     #[inline]
     fn unlock(&self) {
+        // Release: pairs with the Acquire load in lock(), so our critical
+        // section happens before that of a holder that saw the lock free.
         self.locked.store(0, Release);
     }
 }

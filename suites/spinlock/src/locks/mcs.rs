@@ -76,8 +76,14 @@ impl Mcs {
     #[cold]
     #[inline(never)]
     fn wait_in_queue(prev: &McsNode, node: &McsNode) {
+        // Release: pairs with the Acquire load of `next` in our
+        // predecessor's unlock_with() or wait_for_successor(), so our node's
+        // initialisation (locked = 0) happens before it sets our flag.
         prev.next
             .store(node as *const McsNode as *mut McsNode, Release);
+        // Acquire: pairs with the Release store of our flag in the
+        // predecessor's unlock_with(), so its critical section happens
+        // before ours.
         let mut spin = Spin::new();
         while node.locked.load(Acquire) == 0 {
             spin.relax();
@@ -91,8 +97,13 @@ impl Mcs {
     #[inline]
     pub unsafe fn unlock_with(&self, node: &McsNode) {
         let me = node as *const McsNode as *mut McsNode;
+        // Acquire: pairs with the Release store of `next` in the successor's
+        // wait_in_queue(), so its node's initialisation happens before we
+        // write its flag.
         let mut next = node.next.load(Acquire);
         if next.is_null() {
+            // Release: pairs with the Acquire of the next locker's swap on
+            // the tail, so our critical section happens before its.
             if self
                 .tail
                 .compare_exchange(me, ptr::null_mut(), Release, Relaxed)
@@ -103,6 +114,8 @@ impl Mcs {
             next = Self::wait_for_successor(node);
         }
         // SAFETY: the successor spins on its node until this store.
+        // Release: pairs with the Acquire spin in the successor's
+        // wait_in_queue(), so our critical section happens before its.
         unsafe { (*next).locked.store(1, Release) };
     }
 
@@ -112,6 +125,8 @@ impl Mcs {
     fn wait_for_successor(node: &McsNode) -> *mut McsNode {
         let mut spin = Spin::new();
         loop {
+            // Acquire: as in unlock_with(), pairs with the successor's
+            // Release store of `next`.
             let next = node.next.load(Acquire);
             if !next.is_null() {
                 return next;

@@ -21,11 +21,58 @@
 //!
 //! What this port trades: Linux updates `locked` with a byte store and
 //! `tail` with a 16-bit exchange; Rust's memory model has no mixed-size
-//! atomics, so every update here is a 32-bit RMW on the whole word — what
-//! Linux itself does when `_Q_PENDING_BITS == 1` (`NR_CPUS >= 16K`).
-//! In particular unlock is a `fetch_sub` rather than a plain store.
+//! atomics, so every update here is a 32-bit RMW on the whole word. Linux
+//! does that for the pending and tail updates when `_Q_PENDING_BITS == 1`
+//! (`NR_CPUS >= 16K`), but it always unlocks with a byte store-release;
+//! here unlock is a `fetch_sub`, a full RMW, which costs more.
 //! CPUs become threads: a thread claims one of [`MAX_THREADS`] node slots
 //! the first time it queues and frees it when it exits.
+//!
+//! The word as (queue tail, pending bit, locked byte), drawn as in Linux's
+//! comment above `queued_spin_lock_slowpath()` and adapted to this port:
+//!
+//! ```text
+//!              fast     :    slow                                  : unlock
+//!                       :                                          :
+//! uncontended  (0,0,0) -:--> (0,0,1) ---------------------------+--:-> (*,*,0)
+//!                       :       |                               |  :
+//!                       :       v                               |  :
+//! pending               :    (0,1,1) +--> (*,1,0) ---> (*,0,1) -+  :
+//!                       :       | ^--'                          |  :
+//!                       :       v                               |  :
+//! uncontended           :    (n,x,y) +--> (n,0,0) ---> (0,0,1) -+  :
+//!   queue               :       | ^--'                          |  :
+//!                       :       v                               |  :
+//! contended             :    (*,x,y) +--> (*,0,0) ---> (*,0,1) -'  :
+//!   queue               :         ^--'                             :
+//! ```
+//!
+//! `n` is our tail code, `*` any value, `x` and `y` 0 or 1; `+--> ^--'` is
+//! a spin until the state on its right. Each transition and its operation
+//! (`~>` waits for another thread's transition):
+//!
+//! ```text
+//! (0,0,0) -> (0,0,1)  lock(), trylock(): compare_exchange (Acquire).
+//! (*,*,1) -> (*,*,0)  unlock(): fetch_sub (Release), which keeps a pending
+//!                     bit or tail set meanwhile (Linux stores the byte).
+//! (0,1,0) ~> (0,0,1)  slow path entry: a bounded wait (PENDING_LOOPS) for
+//!                     a hand-over in progress; then queue if pending or
+//!                     a tail is set.
+//! (0,0,y) -> (0,1,y)  fetch_or sets pending (Acquire). From (0,0,0) this
+//!                     is a trylock: no wait, straight to the fetch_add.
+//! (*,1,*) -> (*,0,*)  fetch_and: the fetch_or found a queue and no other
+//!                     pending waiter; undo our bit, then queue.
+//! (0,1,1) ~> (*,1,0)  the pending waiter spins until the owner unlocks
+//!                     (a queue may form meanwhile).
+//! (*,1,0) -> (*,0,1)  fetch_add: clear pending and set locked in one RMW.
+//! (*,x,y) -> (n,x,y)  xchg_tail() (a compare_exchange loop): we queue.
+//! (*,x,y) ~> (*,0,0)  the queue head spins until owner and pending leave.
+//! (n,0,0) -> (0,0,1)  compare_exchange: we are the last queued, so the
+//!                     tail is cleared too.
+//! (*,0,0) -> (*,0,1)  fetch_or: others queued behind us (or a pending bit
+//!                     in flight failed the compare_exchange); then we make
+//!                     our successor the head.
+//! ```
 
 use super::{RawLock, Spin};
 use std::cell::Cell;
@@ -175,6 +222,9 @@ impl QSpinLock {
 
     #[inline]
     pub fn trylock(&self) -> bool {
+        // Acquire: pairs with the Release in unlock(), so the previous
+        // holder's critical section happens before ours. The Relaxed load
+        // is only a guess that the compare_exchange re-validates.
         self.val.load(Relaxed) == 0
             && self
                 .val
@@ -207,7 +257,8 @@ impl QSpinLock {
         }
 
         // Trylock or set pending: 0,0,* -> 0,1,* -> 0,0,1 pending,
-        // trylock.
+        // trylock. Acquire: pairs with the Release in unlock(); if the lock
+        // was already free we take it below without the load-acquire.
         val = self.val.fetch_or(PENDING_VAL, Acquire);
 
         // A concurrent locker got there first: undo pending if we set it,
@@ -230,7 +281,9 @@ impl QSpinLock {
             }
         }
 
-        // Take ownership and clear pending: *,1,0 -> *,0,1.
+        // Take ownership and clear pending: *,1,0 -> *,0,1. Relaxed: the
+        // fetch_or or the load-acquire above already ordered the last
+        // unlock before us.
         self.val
             .fetch_add(LOCKED_VAL.wrapping_sub(PENDING_VAL), Relaxed);
         lockevent!(PENDING);
@@ -293,7 +346,14 @@ impl QSpinLock {
         if old & TAIL_MASK != 0 {
             let (pcpu, pidx) = decode_tail(old);
             let prev = self::node(pcpu, pidx);
+            // Release: pairs with our predecessor's Acquire load of `next`,
+            // so our node's initialisation (locked = 0) happens before it
+            // sets our flag.
             prev.next.store(node as *const QNode as *mut QNode, Release);
+            // Acquire: pairs with the Release store of our flag by our
+            // predecessor once it holds the lock. Its setting of the locked
+            // byte then happens before our loads of the word below, so we
+            // cannot see a stale *,0,0 and claim the lock beside it.
             let mut spin = Spin::new();
             while node.locked.load(Acquire) == 0 {
                 spin.relax();
@@ -319,6 +379,8 @@ impl QSpinLock {
         // nobody pending), clear the tail too: n,0,0 -> 0,0,1. Otherwise
         // just set locked: *,*,0 -> *,*,1. A concurrent pending setter makes
         // the first fail and will itself see the tail and queue behind us.
+        // Acquire as in lock(), though the load-acquire above has already
+        // ordered the last unlock before us.
         if val & TAIL_MASK == tail
             && self
                 .val
@@ -330,6 +392,8 @@ impl QSpinLock {
         self.val.fetch_or(LOCKED_VAL, Relaxed);
 
         // Contended: wait for our successor to link in, then make it head.
+        // Acquire, as above: its node initialisation happens before we write
+        // its flag.
         if next.is_null() {
             loop {
                 next = node.next.load(Acquire);
@@ -341,14 +405,22 @@ impl QSpinLock {
         }
         // SAFETY: the successor's node is a static slot node; it spins on
         // this flag until we set it.
+        // Release: pairs with the successor's Acquire spin on its flag, so
+        // our claim of the locked byte above happens before it reads the
+        // word as the new head.
         unsafe { (*next).locked.store(1, Release) };
     }
 
     /// Swaps the tail code, keeping locked and pending; returns the old word.
     fn xchg_tail(&self, tail: u32) -> u32 {
+        // Relaxed: only a guess, re-validated by the compare_exchange.
         let mut old = self.val.load(Relaxed);
         loop {
             let new = (old & LOCKED_PENDING_MASK) | tail;
+            // AcqRel, see queue_on(): Release publishes our node's
+            // initialisation with the tail; Acquire pairs with the Release
+            // of the predecessor's tail update, so its node's initialisation
+            // happens before we link into it.
             match self.val.compare_exchange_weak(old, new, AcqRel, Relaxed) {
                 Ok(_) => return old,
                 Err(now) => old = now,
@@ -368,6 +440,8 @@ impl RawLock for QSpinLock {
 
     #[inline]
     fn lock(&self) {
+        // Acquire: pairs with the Release in unlock(), so the previous
+        // holder's critical section happens before ours.
         if let Err(val) = self.val.compare_exchange(0, LOCKED_VAL, Acquire, Relaxed) {
             self.lock_slowpath(val);
         }
@@ -375,6 +449,9 @@ impl RawLock for QSpinLock {
 
     #[inline]
     fn unlock(&self) {
+        // Release: pairs with the Acquire of the next owner (lock(),
+        // trylock(), the pending waiter's fetch_or or load, the queue
+        // head's load), so our critical section happens before its.
         self.val.fetch_sub(LOCKED_VAL, Release);
     }
 }

@@ -24,6 +24,8 @@ impl RawLock for Tas {
 
     #[inline]
     fn lock(&self) {
+        // Acquire: pairs with the Release in unlock(), so the previous
+        // holder's critical section happens before ours.
         let mut spin = Spin::new();
         while self.locked.swap(1, Acquire) != 0 {
             spin.relax();
@@ -32,6 +34,8 @@ impl RawLock for Tas {
 
     #[inline]
     fn unlock(&self) {
+        // Release: pairs with the Acquire swap in lock(), so our critical
+        // section happens before the next holder's.
         self.locked.store(0, Release);
     }
 }

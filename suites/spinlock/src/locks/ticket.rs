@@ -23,6 +23,7 @@ impl Ticket {
     #[cold]
     #[inline(never)]
     fn wait(&self, ticket: u32) {
+        // Acquire: pairs with the Release in unlock(), as in lock().
         let mut spin = Spin::new();
         while self.owner.load(Acquire) != ticket {
             spin.relax();
@@ -43,7 +44,12 @@ impl RawLock for Ticket {
     #[inline]
     fn lock(&self) {
         // The wrapping counters stay correct with fewer than 2^32 waiters.
+        // Relaxed: a ticket is only a place in line; the Acquire below
+        // orders us after the previous holder.
         let ticket = self.next.fetch_add(1, Relaxed);
+        // Acquire: pairs with the Release in unlock() that served our
+        // ticket, so the previous holder's critical section happens before
+        // ours.
         if self.owner.load(Acquire) != ticket {
             self.wait(ticket);
         }
@@ -51,7 +57,10 @@ impl RawLock for Ticket {
 
     #[inline]
     fn unlock(&self) {
+        // Relaxed: only the holder writes `owner`, and we are it.
         let served = self.owner.load(Relaxed);
+        // Release: pairs with the Acquire load of `owner` by the holder of
+        // the next ticket, so our critical section happens before its.
         self.owner.store(served.wrapping_add(1), Release);
     }
 }

@@ -25,9 +25,12 @@ impl Ttas {
         let mut spin = Spin::new();
         let mut backoff = MIN_BACKOFF;
         loop {
+            // Relaxed: only a test; the swap re-checks and acquires.
             while self.locked.load(Relaxed) != 0 {
                 spin.relax();
             }
+            // Acquire: pairs with the Release in unlock(), so the previous
+            // holder's critical section happens before ours.
             if self.locked.swap(1, Acquire) == 0 {
                 return;
             }
@@ -50,6 +53,9 @@ impl RawLock for Ttas {
 
     #[inline]
     fn lock(&self) {
+        // Acquire: pairs with the Release in unlock(), so the previous
+        // holder's critical section happens before ours. The Relaxed load is
+        // only a test; the swap re-checks.
         if self.locked.load(Relaxed) != 0 || self.locked.swap(1, Acquire) != 0 {
             self.lock_slow();
         }
@@ -57,6 +63,8 @@ impl RawLock for Ttas {
 
     #[inline]
     fn unlock(&self) {
+        // Release: pairs with the Acquire swap in lock(), so our critical
+        // section happens before the next holder's.
         self.locked.store(0, Release);
     }
 }
