@@ -28,7 +28,8 @@ pub const SYSCALL: i64 = 4221;
 /// since 32-bit guests pass 32-bit registers (sign-extended by QEMU).
 pub const MAGIC: u32 = 0x4c4d_4b52;
 
-/// Second argument: the region id. Third: the phase.
+/// Second argument: the region id. Third: the phase. These, `SYSCALL` and
+/// `MAGIC` are also `suites/harness/src/marker.rs`'s; a test compares them.
 pub const PHASE_BEGIN: u32 = 0;
 pub const PHASE_END: u32 = 1;
 
@@ -173,6 +174,17 @@ impl Regions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    // The harness's constants are `c_long`: i64 here, i32 on 32-bit hosts.
+    #[allow(clippy::unnecessary_cast)]
+    fn marker_constants_match_the_harness() {
+        // One protocol, two sides: the guest's markers and this decoder.
+        assert_eq!(SYSCALL, harness::marker::SYSCALL as i64);
+        assert_eq!(MAGIC as i64, harness::marker::MAGIC as i64);
+        assert_eq!(PHASE_BEGIN as i64, harness::marker::PHASE_BEGIN as i64);
+        assert_eq!(PHASE_END as i64, harness::marker::PHASE_END as i64);
+    }
 
     const M: u64 = MAGIC as u64;
 

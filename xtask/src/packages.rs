@@ -1,7 +1,7 @@
 //! Installing the Debian packages a run needs: apt-get as root or with
 //! passwordless sudo, else the exact command to run and exit status 2.
 
-use crate::error::exit2;
+use anyhow::bail;
 use anyhow::{Context, Result};
 use std::process::Command;
 
@@ -63,7 +63,7 @@ pub fn ensure(wanted: &[String]) -> Result<()> {
         .output()
         .is_err()
     {
-        exit2!("missing packages {} and this is not a Debian-like system (no dpkg-query); install their equivalents", missing.join(" "));
+        bail!("missing packages {} and this is not a Debian-like system (no dpkg-query); install their equivalents", missing.join(" "));
     }
     let sudo = if is_root() {
         false
@@ -74,7 +74,7 @@ pub fn ensure(wanted: &[String]) -> Result<()> {
     {
         true
     } else {
-        exit2!(
+        bail!(
             "missing Debian packages: {}\nrun as root:\n  sudo apt-get update && sudo {line}",
             missing.join(" ")
         );
@@ -86,7 +86,7 @@ pub fn ensure(wanted: &[String]) -> Result<()> {
     let installed = apt_get(sudo, &install, &missing)?
         || (apt_get(sudo, &["update"], &[])? && apt_get(sudo, &install, &missing)?);
     if !installed {
-        exit2!(
+        bail!(
             "could not install {}: see apt-get's output above; the command was:\n  {line}",
             missing.join(" ")
         );

@@ -1,20 +1,28 @@
-//! Progress as users expect it: a live bar on a terminal, plain lines in
-//! CI logs (where a redrawn bar would be noise).
+//! The library's progress events shown as users expect them: a live bar
+//! on a terminal, plain lines in CI logs (where a redrawn bar would be
+//! noise).
 
 use indicatif::{ProgressBar, ProgressStyle};
+use lockmatrix::observe::{Event, Observer};
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
-pub struct Progress {
-    bar: Option<ProgressBar>,
-    active: Mutex<Vec<String>>,
+/// Shows events on stderr.
+#[derive(Default)]
+pub struct Terminal {
+    phase: Mutex<Option<Phase>>,
 }
 
-impl Progress {
-    /// A phase of `total` steps, e.g. "build" over the selected targets.
-    pub fn new(phase: &str, total: usize) -> Progress {
+/// The phase under way: its bar (on a terminal) and its active steps.
+struct Phase {
+    bar: Option<ProgressBar>,
+    active: Vec<String>,
+}
+
+impl Phase {
+    fn new(name: &str, steps: usize) -> Phase {
         let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new(total as u64);
+            let bar = ProgressBar::new(steps as u64);
             bar.set_style(
                 ProgressStyle::with_template(
                     "{prefix:>6} [{bar:30}] {pos}/{len} {elapsed:>4} {wide_msg}",
@@ -22,46 +30,63 @@ impl Progress {
                 .expect("valid template")
                 .progress_chars("=> "),
             );
-            bar.set_prefix(phase.to_string());
+            bar.set_prefix(name.to_string());
             bar.enable_steady_tick(std::time::Duration::from_millis(200));
             bar
         });
-        Progress {
+        Phase {
             bar,
-            active: Mutex::new(Vec::new()),
+            active: Vec::new(),
         }
     }
 
     fn show_active(&self) {
         if let Some(bar) = &self.bar {
-            bar.set_message(self.active.lock().unwrap().join(", "));
+            bar.set_message(self.active.join(", "));
         }
     }
+}
 
-    pub fn start(&self, item: &str) {
-        self.active.lock().unwrap().push(item.to_string());
-        match &self.bar {
-            Some(_) => self.show_active(),
-            None => eprintln!("  start  {item}"),
-        }
-    }
-
-    /// Marks `item` done with a one-line outcome.
-    pub fn finish(&self, item: &str, outcome: &str) {
-        self.active.lock().unwrap().retain(|a| a != item);
-        match &self.bar {
-            Some(bar) => {
-                bar.println(format!("  {item}: {outcome}"));
-                bar.inc(1);
-                self.show_active();
+impl Observer for Terminal {
+    fn event(&self, event: Event<'_>) {
+        let mut phase = self.phase.lock().unwrap();
+        match event {
+            Event::RunStarted {
+                run_id,
+                targets,
+                suites,
+                dir,
+            } => eprintln!(
+                "lockmatrix run {run_id}: {targets} targets x {suites} suites -> {}",
+                dir.display()
+            ),
+            Event::BuildingBase { rev, tree } => {
+                eprintln!("building the base revision {rev} ({})", tree.display())
             }
-            None => eprintln!("  done   {item}: {outcome}"),
-        }
-    }
-
-    pub fn done(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
+            Event::Warning(what) => eprintln!("warning: {what}"),
+            Event::Phase { name, steps } => *phase = Some(Phase::new(name, steps)),
+            Event::StepStarted(step) => match phase.as_mut() {
+                Some(p) if p.bar.is_some() => {
+                    p.active.push(step.to_string());
+                    p.show_active();
+                }
+                _ => eprintln!("  start  {step}"),
+            },
+            Event::StepDone { step, outcome } => match phase.as_mut() {
+                Some(Phase { bar: Some(bar), .. }) => {
+                    bar.println(format!("  {step}: {outcome}"));
+                    bar.inc(1);
+                    let p = phase.as_mut().expect("a phase");
+                    p.active.retain(|a| a != step);
+                    p.show_active();
+                }
+                _ => eprintln!("  done   {step}: {outcome}"),
+            },
+            Event::PhaseDone => {
+                if let Some(bar) = phase.take().and_then(|p| p.bar) {
+                    bar.finish_and_clear();
+                }
+            }
         }
     }
 }

@@ -17,7 +17,10 @@
 //! contention): the count is then as noisy as time. A region counts only
 //! the thread that opened it; other threads' instructions never enter it.
 //!
-//! The constants here must equal `qemu-plugin/src/protocol.rs`.
+//! The constants here must equal `qemu-plugin/src/protocol.rs`'s: the
+//! plugin's test `marker_constants_match_the_harness` compares them (the
+//! harness links only libc, so the plugin reads them from here in its
+//! tests, never the other way round).
 
 use libc::c_long;
 use std::hint::black_box;
@@ -29,8 +32,10 @@ use std::sync::OnceLock;
 pub const SYSCALL: c_long = 4221;
 /// The first argument of a marker, "LMKR".
 pub const MAGIC: c_long = 0x4c4d_4b52;
-const BEGIN: c_long = 0;
-const END: c_long = 1;
+/// The third argument: the marker opens a region ...
+pub const PHASE_BEGIN: c_long = 0;
+/// ... or closes it.
+pub const PHASE_END: c_long = 1;
 const NO_REPLY: c_long = -1;
 
 #[inline(always)]
@@ -46,14 +51,14 @@ fn marker(region: u32, phase: c_long, reply_fd: c_long) {
 /// Opens region `region` on this thread.
 #[inline(never)]
 pub fn begin(region: u32) {
-    marker(region, BEGIN, NO_REPLY);
+    marker(region, PHASE_BEGIN, NO_REPLY);
 }
 
 /// Closes region `region` on this thread; the plugin writes its count to
 /// its `out=` file only.
 #[inline(never)]
 pub fn end(region: u32) {
-    marker(region, END, NO_REPLY);
+    marker(region, PHASE_END, NO_REPLY);
 }
 
 /// The reply pipe: (read end, write end), non-blocking, or `None` when
@@ -72,7 +77,7 @@ fn pipe() -> Option<(c_long, c_long)> {
 /// plugin.
 #[inline(never)]
 fn end_and_read(region: u32, (read_fd, write_fd): (c_long, c_long)) -> Option<u64> {
-    marker(region, END, write_fd);
+    marker(region, PHASE_END, write_fd);
     let mut bytes = [0u8; 8];
     // SAFETY: reads at most 8 bytes into `bytes` from our own pipe.
     let n = unsafe { libc::read(read_fd as libc::c_int, bytes.as_mut_ptr().cast(), 8) };
@@ -199,7 +204,7 @@ mod tests {
         begin(1);
         end(1);
         // SAFETY: the marker system call itself, to see the kernel's answer.
-        let ret = unsafe { libc::syscall(SYSCALL, MAGIC, 1 as c_long, BEGIN, NO_REPLY) };
+        let ret = unsafe { libc::syscall(SYSCALL, MAGIC, 1 as c_long, PHASE_BEGIN, NO_REPLY) };
         let errno = std::io::Error::last_os_error().raw_os_error();
         // ENOSYS natively; EPERM where a seccomp filter denies unknown calls.
         assert!(

@@ -1,0 +1,179 @@
+//! What CI runs for each target of `targets.yaml`: the job's id, where it
+//! runs, whether it needs a maintainer's approval. Everything a template
+//! needs is decided here, so the templates only lay it out.
+
+use crate::config::{Config, RunnerKind, Target};
+use anyhow::bail;
+use anyhow::Result;
+use serde::Serialize;
+
+/// The pinned Debian 12 image QEMU and ssh jobs build in, so that compilers
+/// and emulators (and so instruction counts) match the baselines. Bump it
+/// here, regenerate, and re-record the baselines.
+pub const DEBIAN_IMAGE: &str = "debian:12.11";
+
+/// The rustup toolchain that builds the xtask and the native targets'
+/// suites: pinned to the compiler the committed baselines were recorded
+/// with, since the testbed comparison makes another version incomparable.
+pub const RUST_TOOLCHAIN: &str = "1.95.0";
+
+/// Installed before anything else in every target job: what rustup, cargo
+/// and actions/checkout need. The xtask installs each target's own packages.
+pub const BASE_PACKAGES: &[&str] = &["ca-certificates", "curl", "git", "gcc", "libc6-dev"];
+
+/// The hosted runner of QEMU and ssh jobs and of the gate.
+pub const HOSTED: &str = "ubuntu-24.04";
+
+/// Skips pull requests from forks unless a maintainer labelled them.
+pub const FORK_GUARD: &str = "github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository || contains(github.event.pull_request.labels.*.name, 'safe-to-test')";
+
+/// The protected environments whose reviewers approve a job.
+pub const SELF_HOSTED_ENVIRONMENT: &str = "self-hosted-approval";
+pub const SSH_ENVIRONMENT: &str = "ssh-approval";
+
+/// Marks lockmatrix's pull-request comment, so it is updated, not repeated.
+pub const COMMENT_MARKER: &str = "<!-- lockmatrix -->";
+
+/// Minutes a target job may take on top of its suites' timeouts: set-up,
+/// building std from source, uploading.
+const JOB_OVERHEAD_MINUTES: u64 = 45;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    /// The workflow job id, e.g. `target-aarch64`.
+    pub id: String,
+    /// The target's name in targets.yaml.
+    pub target: String,
+    pub class: String,
+    pub triple: String,
+    /// `native`, `qemu` or `ssh`.
+    pub runner: &'static str,
+    /// The `runs-on` value, already YAML: `ubuntu-24.04` or `[self-hosted, linux, ppc64le]`.
+    pub runs_on: String,
+    /// The container image, if the job runs in one.
+    pub container: Option<&'static str>,
+    pub self_hosted: bool,
+    /// The protected environment that must approve the job.
+    pub environment: Option<&'static str>,
+    /// Whether the job carries [`FORK_GUARD`].
+    pub guarded: bool,
+    /// The repository secret holding the ssh private key (ssh targets).
+    pub ssh_secret: Option<String>,
+    pub timeout_minutes: u64,
+}
+
+/// A YAML scalar for `s`: plain when that reads back as the same string,
+/// else double-quoted (a JSON string is a valid YAML one).
+pub fn yaml_scalar(s: &str) -> String {
+    const RESERVED: &[&str] = &[
+        "y", "n", "yes", "no", "true", "false", "on", "off", "null", "~",
+    ];
+    let plain = s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+        && !RESERVED.contains(&s.to_ascii_lowercase().as_str());
+    if plain {
+        s.to_string()
+    } else {
+        serde_json::to_string(s).expect("a string serializes")
+    }
+}
+
+fn runs_on(config: &Config, t: &Target) -> Result<Vec<String>> {
+    if !t.labels.is_empty() {
+        return Ok(t.labels.clone());
+    }
+    if t.runner != RunnerKind::Native {
+        return Ok(vec![HOSTED.to_string()]);
+    }
+    let arch = t.triple.split('-').next().unwrap_or("");
+    match arch {
+        "x86_64" | "i686" | "i586" => Ok(vec![HOSTED.to_string()]),
+        "aarch64" => Ok(vec![format!("{HOSTED}-arm")]),
+        _ => bail!(
+            "{}: target '{}' runs natively on {} but has no `labels`: name a CI runner of that architecture (e.g. labels: [self-hosted, linux, {arch}])",
+            config.path.display(),
+            t.name,
+            t.triple
+        ),
+    }
+}
+
+fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
+    // config.rs holds names to letters, digits, '.', '_' and '-': each is
+    // a valid job id (once '.' is '_'), artifact name and shell word.
+    let labels = runs_on(config, t)?;
+    let self_hosted = labels.iter().any(|l| l == "self-hosted");
+    let ssh = t.runner == RunnerKind::Ssh;
+    let runs_on = if labels.len() == 1 {
+        yaml_scalar(&labels[0])
+    } else {
+        let items: Vec<String> = labels.iter().map(|l| yaml_scalar(l)).collect();
+        format!("[{}]", items.join(", "))
+    };
+    let environment = if ssh {
+        Some(SSH_ENVIRONMENT)
+    } else if self_hosted {
+        Some(SELF_HOSTED_ENVIRONMENT)
+    } else {
+        None
+    };
+    // A self-hosted machine need not have a container engine; QEMU and ssh
+    // jobs on hosted runners build in the pinned image.
+    let container = (t.runner != RunnerKind::Native && !self_hosted).then_some(DEBIAN_IMAGE);
+    let ssh_secret = ssh.then(|| crate::runner::ssh::key_variable(&t.name));
+    let suite_secs = suites * config.timeout_secs(t);
+    Ok(Job {
+        id: format!("target-{}", t.name.replace('.', "_")),
+        target: t.name.clone(),
+        class: t.class.clone(),
+        triple: t.triple.clone(),
+        runner: t.runner.name(),
+        runs_on,
+        container,
+        self_hosted,
+        environment,
+        guarded: self_hosted || ssh,
+        ssh_secret,
+        timeout_minutes: JOB_OVERHEAD_MINUTES + suite_secs.div_ceil(60),
+    })
+}
+
+/// One job per enabled target, in targets.yaml order.
+pub fn jobs(config: &Config) -> Result<Vec<Job>> {
+    let suites = crate::select::SUITES
+        .iter()
+        .filter(|s| !s.test_only)
+        .count() as u64;
+    let mut jobs: Vec<Job> = Vec::new();
+    for t in config.targets.iter().filter(|t| t.enabled) {
+        let j = job(config, t, suites)?;
+        if let Some(other) = jobs.iter().find(|o| o.id == j.id) {
+            bail!(
+                "{}: targets '{}' and '{}' would both be CI job '{}': rename one",
+                config.path.display(),
+                other.target,
+                j.target,
+                j.id
+            );
+        }
+        jobs.push(j);
+    }
+    if jobs.is_empty() {
+        bail!(
+            "{}: every target is disabled: CI would have nothing to run",
+            config.path.display()
+        );
+    }
+    Ok(jobs)
+}
+
+/// The names of the disabled targets, which get no job.
+pub fn disabled(config: &Config) -> Vec<String> {
+    config
+        .targets
+        .iter()
+        .filter(|t| !t.enabled)
+        .map(|t| t.name.clone())
+        .collect()
+}

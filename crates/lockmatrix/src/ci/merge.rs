@@ -1,0 +1,151 @@
+//! Merging the runs CI's target jobs leave (one target each) into one run,
+//! so one gate decides over every cell (one Holm family) and writes one
+//! report.
+
+use crate::results::{self, Run};
+use anyhow::bail;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// Combines the runs in `dirs` into one run written to `out` (`run.json`
+/// plus every other file of each run: suites' output and build logs).
+///
+/// The runs must have the same format, profile and lockmatrix commit, and
+/// no target may appear in two of them. The merged run's id is `out`'s file
+/// name; it starts when the first run started and finishes when the last
+/// finished; its targets are the runs' targets in the order of `dirs`.
+/// `host` is the first run's, except that `lockmatrix_dirty` is set when any
+/// run was dirty; each target keeps its own job's CPU model in `cpu_model`,
+/// which the gate's testbed comparison uses.
+///
+/// Runs made with `--against` must name the same base commit; their base
+/// runs (`<dir>/base`) are merged the same way into `<out>/base`, so the
+/// merged run gates paired against its base.
+pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
+    let Some((first_dir, rest)) = dirs.split_first() else {
+        bail!("nothing to merge: name at least one run directory");
+    };
+    if out.join("run.json").exists() {
+        bail!(
+            "{}: already holds a run; merge into a new directory",
+            out.display()
+        );
+    }
+    let first = results::read(first_dir)?;
+    let mut merged = Run {
+        run_id: out
+            .file_name()
+            .map_or_else(|| "merged".into(), |n| n.to_string_lossy().into_owned()),
+        command: vec!["ci".into(), "merge".into()],
+        targets: Vec::new(),
+        ..first.clone()
+    };
+    let mut runs = vec![(first_dir, first)];
+    for dir in rest {
+        runs.push((dir, results::read(dir)?));
+    }
+    let mut seen: Vec<(String, PathBuf)> = Vec::new();
+    for (dir, run) in &runs {
+        let differs = |what: &str, a: &str, b: &str| -> Result<()> {
+            bail!(
+                "{}: {what} is `{b}`, but {} has `{a}`: runs with different {what}s cannot be gated together",
+                dir.join("run.json").display(),
+                first_dir.join("run.json").display()
+            )
+        };
+        if run.format != merged.format {
+            differs(
+                "format",
+                &merged.format.to_string(),
+                &run.format.to_string(),
+            )?;
+        }
+        if run.profile != merged.profile {
+            differs("profile", merged.profile.name(), run.profile.name())?;
+        }
+        let base = |r: &Run| {
+            r.against
+                .as_ref()
+                .map_or("none".to_string(), |a| a.commit.clone())
+        };
+        if base(run) != base(&merged) {
+            differs("base revision (--against)", &base(&merged), &base(run))?;
+        }
+        if run.host.lockmatrix_commit != merged.host.lockmatrix_commit {
+            differs(
+                "lockmatrix commit",
+                &merged.host.lockmatrix_commit,
+                &run.host.lockmatrix_commit,
+            )?;
+        }
+        for t in &run.targets {
+            if let Some((_, prev)) = seen.iter().find(|(name, _)| *name == t.name) {
+                bail!(
+                    "target '{}' is in both {} and {}: merge runs of different targets",
+                    t.name,
+                    prev.display(),
+                    dir.display()
+                );
+            }
+            seen.push((t.name.clone(), dir.to_path_buf()));
+        }
+        merged.host.lockmatrix_dirty |= run.host.lockmatrix_dirty;
+        if run.started < merged.started {
+            merged.started = run.started.clone();
+        }
+        merged.finished = match (&merged.finished, &run.finished) {
+            (Some(a), Some(b)) => Some(a.max(b).clone()),
+            _ => None,
+        };
+        merged.command.push(dir.display().to_string());
+        // Each job ran on its own machine: keep its CPU with its targets.
+        merged
+            .targets
+            .extend(run.targets.iter().cloned().map(|mut t| {
+                t.cpu_model
+                    .get_or_insert_with(|| run.host.cpu_model.clone());
+                t
+            }));
+    }
+    merged
+        .command
+        .extend(["--out".into(), out.display().to_string()]);
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    for (dir, _) in &runs {
+        copy_tree(dir, out, true)?;
+    }
+    if merged.against.is_some() {
+        let bases: Vec<PathBuf> = runs.iter().map(|(d, _)| d.join("base")).collect();
+        merge_runs(&bases, &out.join("base"))?;
+    }
+    results::write(out, &merged)
+}
+
+/// Copies everything under `from` into `to` except the top-level
+/// `run.json` and `base/` (merged on its own); a file that already exists
+/// in `to` is an error, never overwritten.
+fn copy_tree(from: &Path, to: &Path, top: bool) -> Result<()> {
+    let entries = std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("reading {}", from.display()))?;
+        let name = entry.file_name();
+        if top && (name == "run.json" || name == "run.json.tmp" || name == "base") {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir_all(&dst).with_context(|| format!("creating {}", dst.display()))?;
+            copy_tree(&src, &dst, false)?;
+        } else if dst.exists() {
+            bail!(
+                "{} and another run both have {}: merge runs of different targets",
+                src.display(),
+                dst.display()
+            );
+        } else {
+            std::fs::copy(&src, &dst)
+                .with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
+        }
+    }
+    Ok(())
+}

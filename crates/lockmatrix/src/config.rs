@@ -1,0 +1,482 @@
+//! `targets.yaml`: the matrix of targets, parsed into typed structs that
+//! reject unknown keys. Every error names the file, line and column.
+
+use anyhow::{bail, Result};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunnerKind {
+    Native,
+    Qemu,
+    Ssh,
+}
+
+impl std::fmt::Display for RunnerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl RunnerKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunnerKind::Native => "native",
+            RunnerKind::Qemu => "qemu",
+            RunnerKind::Ssh => "ssh",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SshHost {
+    pub host: String,
+    #[serde(default = "default_ssh_port")]
+    pub port: u16,
+    pub user: String,
+}
+
+fn default_ssh_port() -> u16 {
+    22
+}
+
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    pub name: String,
+    pub class: String,
+    pub triple: String,
+    pub runner: RunnerKind,
+    #[serde(default)]
+    pub emulator: Option<String>,
+    /// A native or ssh target's emulator for counting instructions: its
+    /// suites also run once under `qemu-<arch>` with the plugin, on this
+    /// host, so its `insns_per_op` gate exactly as QEMU targets' do.
+    #[serde(default)]
+    pub counted_under: Option<String>,
+    #[serde(default)]
+    pub linker: Option<String>,
+    pub packages: Vec<String>,
+    pub enabled: bool,
+    #[serde(default)]
+    pub labels: Vec<String>,
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    /// How far `insns_per_op` may move (0.01 = 1%) before the gate fails.
+    #[serde(default)]
+    pub insns_tolerance: f64,
+    #[serde(default)]
+    pub ssh: Option<SshHost>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    pub timeout_secs: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    defaults: Defaults,
+    targets: Vec<Target>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub path: PathBuf,
+    pub defaults: Defaults,
+    pub targets: Vec<Target>,
+}
+
+impl Config {
+    pub fn timeout_secs(&self, t: &Target) -> u64 {
+        t.timeout_secs.unwrap_or(self.defaults.timeout_secs)
+    }
+}
+
+pub fn load(path: &Path) -> Result<Config> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => bail!("{}: cannot read: {e}", path.display()),
+    };
+    parse(path, &text).map_err(anyhow::Error::msg)
+}
+
+/// Parses the text of a targets file; `path` is only used in messages.
+pub fn parse(path: &Path, text: &str) -> Result<Config, String> {
+    let file: File = serde_norway::from_str(text).map_err(|e| {
+        let msg = e.to_string();
+        match e.location() {
+            Some(loc) => {
+                let suffix = format!(" at line {} column {}", loc.line(), loc.column());
+                let msg = msg.strip_suffix(&suffix).unwrap_or(&msg);
+                format!("{}:{}:{}: {msg}", path.display(), loc.line(), loc.column())
+            }
+            None => format!("{}: {msg}", path.display()),
+        }
+    })?;
+    let config = Config {
+        path: path.to_path_buf(),
+        defaults: file.defaults,
+        targets: file.targets,
+    };
+    validate(&config, text)?;
+    Ok(config)
+}
+
+/// The 1-based line where target `index` starts, for errors serde cannot
+/// place because they concern values, not syntax. Entries are found as
+/// list items (`- key: ...`) under `targets:`.
+fn line_of(text: &str, index: usize) -> usize {
+    let start = text
+        .lines()
+        .position(|l| l.starts_with("targets:"))
+        .unwrap_or(0);
+    text.lines()
+        .enumerate()
+        .skip(start)
+        .filter(|(_, l)| l.trim_start().starts_with("- "))
+        .nth(index)
+        .map_or(1, |(i, _)| i + 1)
+}
+
+fn validate(config: &Config, text: &str) -> Result<(), String> {
+    let err = |i: usize, msg: String| {
+        let t = &config.targets[i];
+        format!(
+            "{}:{}: target '{}': {msg}",
+            config.path.display(),
+            line_of(text, i),
+            t.name
+        )
+    };
+    if config.targets.is_empty() {
+        return Err(format!(
+            "{}: `targets` is empty; expected at least one target",
+            config.path.display()
+        ));
+    }
+    for (i, t) in config.targets.iter().enumerate() {
+        for other in &config.targets[..i] {
+            if other.name == t.name {
+                return Err(err(
+                    i,
+                    format!("duplicates target '{}' (names must be unique)", other.name),
+                ));
+            }
+        }
+        if let Some(c) = config.targets.iter().find(|c| c.class == t.name) {
+            return Err(err(
+                i,
+                format!(
+                    "name is also the class of '{}'; --targets could not tell them apart",
+                    c.name
+                ),
+            ));
+        }
+        for (key, value, rule) in fields(t) {
+            if let Err(why) = rule.check(value) {
+                return Err(err(i, format!("`{key}` {why}")));
+            }
+        }
+        match t.runner {
+            RunnerKind::Qemu if t.emulator.is_none() => {
+                return Err(err(
+                    i,
+                    "runner qemu needs `emulator` (e.g. qemu-aarch64)".into(),
+                ))
+            }
+            RunnerKind::Ssh if t.ssh.is_none() => {
+                return Err(err(i, "runner ssh needs `ssh: {host, port, user}`".into()))
+            }
+            RunnerKind::Native | RunnerKind::Ssh if t.emulator.is_some() => {
+                return Err(err(
+                    i,
+                    format!(
+                        "`emulator` is only for runner qemu, not {}",
+                        t.runner.name()
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        if !(0.0..1.0).contains(&t.insns_tolerance) {
+            return Err(err(
+                i,
+                format!(
+                    "insns_tolerance must be in [0, 1), got {}",
+                    t.insns_tolerance
+                ),
+            ));
+        }
+        if t.timeout_secs == Some(0) {
+            return Err(err(i, "timeout_secs must be at least 1".into()));
+        }
+        if t.counted_under.is_some() && t.runner == RunnerKind::Qemu {
+            return Err(err(
+                i,
+                "`counted_under` is for native and ssh targets; a qemu target counts under its `emulator`".into(),
+            ));
+        }
+        if t.ssh.is_some() && t.runner != RunnerKind::Ssh {
+            return Err(err(
+                i,
+                format!("`ssh` is only for runner ssh, not {}", t.runner.name()),
+            ));
+        }
+        if t.ssh.as_ref().is_some_and(|h| h.port == 0) {
+            return Err(err(i, "`ssh.port` must be 1 to 65535".into()));
+        }
+    }
+    if config.defaults.timeout_secs == 0 {
+        return Err(format!(
+            "{}: `defaults.timeout_secs` must be at least 1",
+            config.path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// What a value of targets.yaml may look like. Values become command-line
+/// words (ssh's user and host, the emulator), job ids and table cells, so
+/// each is held to a short, plain form: nothing can turn into an option or
+/// flood a report.
+#[derive(Clone, Copy, PartialEq)]
+enum Rule {
+    /// Names and classes: letters, digits, `.`, `_`, `-`; a letter or digit first.
+    Name,
+    /// A target triple: lower-case words joined by `-`.
+    Triple,
+    /// A program, on PATH or as a path.
+    Program,
+    /// A Debian package name.
+    Package,
+    /// A CI runner label.
+    Label,
+    /// An ssh host name or IP address.
+    Host,
+    /// A user name on an ssh host.
+    User,
+}
+
+/// The form of a [`Rule`]: its longest length, what may come first and
+/// what after, and the words that say so in an error.
+struct Form {
+    max: usize,
+    first: fn(char) -> bool,
+    rest: fn(char) -> bool,
+    expected: &'static str,
+}
+
+impl Rule {
+    fn check(self, v: &str) -> Result<(), String> {
+        let Form {
+            max,
+            first,
+            rest,
+            expected,
+        } = match self {
+            Rule::Name => Form {
+                max: 40,
+                first: |c| c.is_ascii_alphanumeric(),
+                rest: |c| c.is_ascii_alphanumeric() || "._-".contains(c),
+                expected: "letters, digits, '.', '_' and '-', starting with a letter or digit",
+            },
+            Rule::Triple => Form {
+                max: 64,
+                first: |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
+                rest: |c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c),
+                expected: "a Rust target triple such as aarch64-unknown-linux-gnu",
+            },
+            Rule::Program => Form {
+                max: 256,
+                first: |c| c.is_ascii_alphanumeric() || "/._".contains(c),
+                rest: |c| c.is_ascii_graphic(),
+                expected: "a program name or path without spaces",
+            },
+            Rule::Package => Form {
+                max: 100,
+                first: |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
+                rest: |c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+.-".contains(c),
+                expected: "a Debian package name such as gcc-aarch64-linux-gnu",
+            },
+            Rule::Label => Form {
+                max: 100,
+                first: |c| c.is_ascii_alphanumeric(),
+                rest: |c| c.is_ascii_alphanumeric() || "._-".contains(c),
+                expected: "a runner label of letters, digits, '.', '_' and '-'",
+            },
+            Rule::Host => Form {
+                max: 253,
+                first: |c| c.is_ascii_alphanumeric() || c == ':',
+                rest: |c| c.is_ascii_alphanumeric() || ".-:".contains(c),
+                expected: "a host name or IP address (letters, digits, '.', '-', ':')",
+            },
+            Rule::User => Form {
+                max: 32,
+                first: |c| c.is_ascii_alphanumeric() || c == '_',
+                rest: |c| c.is_ascii_alphanumeric() || "._-".contains(c),
+                expected: "a user name of letters, digits, '.', '_' and '-', not starting with '-'",
+            },
+        };
+        let count = v.chars().count();
+        if count == 0 {
+            return Err(format!("is empty: expected {expected}"));
+        }
+        if count > max {
+            return Err(format!(
+                "is {count} characters long: expected at most {max} ({expected})"
+            ));
+        }
+        let mut chars = v.chars();
+        let ok = chars.next().is_some_and(first) && chars.all(rest);
+        if ok && !(self == Rule::Triple && v.split('-').count() < 2) {
+            return Ok(());
+        }
+        let shown: String = v.chars().take(40).collect();
+        let more = if count > 40 { "..." } else { "" };
+        Err(format!("is `{shown}{more}`: expected {expected}"))
+    }
+}
+
+/// Every string value of a target with the rule it must follow.
+fn fields(t: &Target) -> Vec<(&'static str, &str, Rule)> {
+    let mut out = vec![
+        ("name", t.name.as_str(), Rule::Name),
+        ("class", t.class.as_str(), Rule::Name),
+        ("triple", t.triple.as_str(), Rule::Triple),
+    ];
+    out.extend(
+        t.emulator
+            .as_deref()
+            .map(|e| ("emulator", e, Rule::Program)),
+    );
+    out.extend(
+        t.counted_under
+            .as_deref()
+            .map(|e| ("counted_under", e, Rule::Program)),
+    );
+    out.extend(t.linker.as_deref().map(|l| ("linker", l, Rule::Program)));
+    out.extend(
+        t.packages
+            .iter()
+            .map(|p| ("packages", p.as_str(), Rule::Package)),
+    );
+    out.extend(t.labels.iter().map(|l| ("labels", l.as_str(), Rule::Label)));
+    if let Some(h) = &t.ssh {
+        out.push(("ssh.host", h.host.as_str(), Rule::Host));
+        out.push(("ssh.user", h.user.as_str(), Rule::User));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "\
+defaults:
+  timeout_secs: 60
+targets:
+  - name: aarch64
+    class: arm64
+    triple: aarch64-unknown-linux-gnu
+    runner: qemu
+    emulator: qemu-aarch64
+    linker: aarch64-linux-gnu-gcc
+    packages: [qemu-user]
+    enabled: true
+  - name: x86_64
+    class: x86
+    triple: x86_64-unknown-linux-gnu
+    runner: native
+    packages: []
+    enabled: false
+    timeout_secs: 5
+";
+
+    fn parse_err(text: &str) -> String {
+        parse(Path::new("targets.yaml"), text).unwrap_err()
+    }
+
+    #[test]
+    fn parses_the_committed_targets_file() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let c = load(&root.join("targets.yaml")).unwrap();
+        assert_eq!(c.targets.len(), 10);
+        assert!(c.targets.iter().all(|t| t.enabled));
+        let mips = c.targets.iter().find(|t| t.name == "mips32").unwrap();
+        assert_eq!(mips.triple, "mips-unknown-linux-gnu");
+        assert_eq!(mips.emulator.as_deref(), Some("qemu-mips"));
+    }
+
+    #[test]
+    fn reads_fields_and_defaults() {
+        let c = parse(Path::new("t.yaml"), GOOD).unwrap();
+        assert_eq!(c.targets[0].runner, RunnerKind::Qemu);
+        assert_eq!(c.timeout_secs(&c.targets[0]), 60);
+        assert_eq!(c.timeout_secs(&c.targets[1]), 5);
+        assert!(!c.targets[1].enabled);
+    }
+
+    #[test]
+    fn syntax_error_names_file_line_and_column() {
+        let bad = GOOD.replace("    runner: native", "    runner: [native");
+        let e = parse_err(&bad);
+        assert!(e.starts_with("targets.yaml:"), "{e}");
+        let line: usize = e.split(':').nth(1).unwrap().parse().unwrap();
+        assert!((14..=17).contains(&line), "{e}");
+    }
+
+    #[test]
+    fn unknown_key_is_rejected_with_its_line() {
+        let bad = GOOD.replace("    enabled: true", "    enabled: true\n    colour: blue");
+        let e = parse_err(&bad);
+        assert!(e.starts_with("targets.yaml:12:5:"), "{e}");
+        assert!(
+            e.contains("unknown field `colour`") && e.contains("expected one of"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn missing_field_is_named() {
+        let bad = GOOD.replace("    triple: aarch64-unknown-linux-gnu\n", "");
+        let e = parse_err(&bad);
+        assert!(e.starts_with("targets.yaml:4:"), "{e}");
+        assert!(e.contains("missing field `triple`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_says_what_was_expected() {
+        let bad = GOOD.replace("    enabled: true", "    enabled: maybe");
+        let e = parse_err(&bad);
+        assert!(e.starts_with("targets.yaml:11:14:"), "{e}");
+        assert!(e.contains("expected a boolean"), "{e}");
+        let bad = GOOD.replace("runner: qemu", "runner: vm");
+        let e = parse_err(&bad);
+        assert!(
+            e.starts_with("targets.yaml:7:13:") && e.contains("unknown variant `vm`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn value_errors_name_the_target_line() {
+        let bad = GOOD.replace("    emulator: qemu-aarch64\n", "");
+        let e = parse_err(&bad);
+        assert_eq!(
+            e,
+            "targets.yaml:4: target 'aarch64': runner qemu needs `emulator` (e.g. qemu-aarch64)"
+        );
+        let bad = GOOD.replace("name: x86_64", "name: aarch64");
+        let e = parse_err(&bad);
+        assert!(
+            e.starts_with("targets.yaml:12: target 'aarch64': duplicates"),
+            "{e}"
+        );
+    }
+}

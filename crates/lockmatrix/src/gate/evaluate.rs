@@ -1,0 +1,801 @@
+//! The verdict of every cell of a run against its reference: the base
+//! revision run beside it (`--against`), or the committed baselines.
+//!
+//! In this order:
+//! - `insns_per_op` cells compare exactly ([`judge_insns`]): more
+//!   instructions than the reference is a regression on every runner, QEMU
+//!   too; counts from another target, compiler or emulator release are
+//!   `incomparable`.
+//! - A timing cell outside its suite's declared timing family (the sample's
+//!   `gating` flag), and every QEMU timing (emulator time), is `advisory`:
+//!   shown with its ratio, never failing.
+//! - Against stored baselines, a family cell recorded on another testbed
+//!   (runner, CPU model, emulator or compiler version) is `incomparable`.
+//! - A cell with missing or non-positive values is `not_comparable`.
+//! - The remaining family cells gate: each gets a one-sided p-value for
+//!   "slower by more than delta": the paired signed-rank test on the
+//!   per-round log ratios against the base revision (rounds were
+//!   interleaved), Mann-Whitney against stored baselines. Holm across all
+//!   of them at the family-wise alpha decides `regression`;
+//!   Benjamini-Hochberg at `fdr_q` lists `possible_regression`s; a ratio
+//!   interval below `1 / (1 + delta)` is an `improvement`; a cell that
+//!   could not have reached significance is `underpowered`; the rest are
+//!   `unchanged`. When no family cell can reach Holm's level at all with
+//!   the rounds it has, the report says so ([`TimingGate`]).
+//!
+//! [`evaluate`] is a pure function of the run, the reference and the
+//! options; reading baseline files happens before ([`Reference::stored`]).
+
+use super::baseline::{self, Baseline, Testbed};
+use super::cells::{self, CellKey, RunCell, Summary};
+use super::GateOptions;
+use crate::config::RunnerKind;
+use crate::protocol::{case_label, Better};
+use crate::results::{Failure, Run, Status, SuiteRun, TargetResult};
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What the gate concluded about one cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Slower by more than delta, significant after Holm: fails the gate.
+    Regression,
+    /// Significant under Benjamini-Hochberg only: advisory.
+    PossibleRegression,
+    /// Faster by more than delta (the ratio interval is below `1 / (1 + delta)`).
+    Improvement,
+    /// A QEMU timing: emulator time, shown and never failing.
+    Advisory,
+    /// Too few rounds to detect a slowdown of delta after Holm; not significant.
+    Underpowered,
+    /// The baseline was recorded on another testbed or in another unit.
+    Incomparable,
+    /// Missing or non-positive values: cannot be compared on a log scale.
+    NotComparable,
+    /// A new cell: no baseline to compare with.
+    NoBaseline,
+    Unchanged,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 9] = [
+        Verdict::Regression,
+        Verdict::PossibleRegression,
+        Verdict::Improvement,
+        Verdict::Advisory,
+        Verdict::Underpowered,
+        Verdict::Incomparable,
+        Verdict::NotComparable,
+        Verdict::NoBaseline,
+        Verdict::Unchanged,
+    ];
+
+    /// The snake_case name used in the JSON report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::PossibleRegression => "possible_regression",
+            Verdict::Improvement => "improvement",
+            Verdict::Advisory => "advisory",
+            Verdict::Underpowered => "underpowered",
+            Verdict::Incomparable => "incomparable",
+            Verdict::NotComparable => "not_comparable",
+            Verdict::NoBaseline => "no_baseline",
+            Verdict::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// The effect of head against base, as a cost ratio.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Effect {
+    /// Hodges-Lehmann estimate of head / base cost (`1 / value` for
+    /// higher-is-better metrics): 1.10 = 10% slower.
+    pub ratio: f64,
+    /// The interval of the ratio at `confidence` (serialized as `null` when
+    /// unbounded: too few rounds for the level).
+    pub lo: f64,
+    pub hi: f64,
+    pub confidence: f64,
+    /// One-sided Mann-Whitney p-value of "slower by more than delta", per cell.
+    pub p: f64,
+    /// Holm-adjusted p-value across the gating cells (gating cells only).
+    pub p_holm: Option<f64>,
+    /// Benjamini-Hochberg-adjusted p-value (gating cells only).
+    pub p_bh: Option<f64>,
+}
+
+/// One cell's comparison and verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellReport {
+    pub target: String,
+    pub suite: String,
+    pub bench: String,
+    pub case: Map<String, Value>,
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    /// In its suite's timing family.
+    pub gating: bool,
+    pub verdict: Verdict,
+    /// The run's values (original units).
+    pub head: Summary,
+    /// The baseline's values, when there is a baseline cell.
+    pub base: Option<Summary>,
+    pub effect: Option<Effect>,
+    /// Gating cells: too few rounds to reach Holm's per-cell level.
+    pub underpowered: bool,
+    /// Rounds per side the cell would need (gating cells; `None`: unknown).
+    pub rounds_needed: Option<usize>,
+    /// Why a cell is incomparable or not comparable.
+    pub note: Option<String>,
+}
+
+impl CellReport {
+    pub fn case_label(&self) -> String {
+        case_label(&self.case)
+    }
+
+    /// The per-cell interval lies above `1 + delta`.
+    pub fn clearly_slower(&self, delta: f64) -> bool {
+        self.effect.is_some_and(|e| e.lo > 1.0 + delta)
+    }
+
+    /// The per-cell interval lies below `1 / (1 + delta)`.
+    pub fn clearly_faster(&self, delta: f64) -> bool {
+        self.effect.is_some_and(|e| e.hi < 1.0 / (1.0 + delta))
+    }
+}
+
+/// A failed correctness check: always fails the gate.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedCheck {
+    pub target: String,
+    pub suite: String,
+    pub bench: String,
+    pub case: Map<String, Value>,
+    pub name: String,
+    pub details: Value,
+}
+
+/// A problem (fails the gate) or a note (never fails), about a target or
+/// one of its suites.
+#[derive(Debug, Clone, Serialize)]
+pub struct Item {
+    pub target: String,
+    pub suite: Option<String>,
+    pub what: String,
+}
+
+impl Item {
+    pub fn place(&self) -> String {
+        match &self.suite {
+            Some(s) => format!("{}/{s}", self.target),
+            None => self.target.clone(),
+        }
+    }
+}
+
+/// What a run is compared with.
+pub enum Reference<'a> {
+    /// The committed baselines: per `(target, suite)` of the run, the file's
+    /// content (`None`: no file), or why it could not be read.
+    Stored {
+        dir: String,
+        files: BTreeMap<(String, String), Result<Option<Baseline>, String>>,
+    },
+    /// The base revision's run, made in the same session with its rounds
+    /// interleaved with the head's (`--against`): round `i` of a cell on
+    /// both sides forms a pair.
+    Base(&'a Run),
+}
+
+impl Reference<'_> {
+    /// Reads the baselines of every `(target, suite)` of `run` from `dir`
+    /// (`baselines/<target>/<suite>.json`). A file that cannot be read is
+    /// kept as its error, for the report; nothing is ever written.
+    pub fn stored(run: &Run, dir: &Path) -> Result<Reference<'static>> {
+        if dir.exists() && !dir.is_dir() {
+            anyhow::bail!(
+                "{}: not a directory (expected baselines/<target>/<suite>.json)",
+                dir.display()
+            );
+        }
+        let mut files = BTreeMap::new();
+        for t in &run.targets {
+            for s in &t.suites {
+                let path = baseline::path(dir, &t.name, &s.suite);
+                let read = baseline::read(&path, &t.name, &s.suite).map_err(|e| format!("{e:#}"));
+                files.insert((t.name.clone(), s.suite.clone()), read);
+            }
+        }
+        Ok(Reference::Stored {
+            dir: dir.display().to_string(),
+            files,
+        })
+    }
+
+    /// How reports name the reference.
+    pub fn describe(&self) -> String {
+        match self {
+            Reference::Stored { dir, .. } => format!("the baselines in {dir}"),
+            Reference::Base(base) => match &base.against {
+                Some(a) => format!("the base revision {} ({})", a.rev, short(&a.commit)),
+                None => format!("the base run {}", base.run_id),
+            },
+        }
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// Whether the run's timing family could fail the gate at all.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimingGate {
+    /// Cells in Holm's family (the suites' timing family on real hardware,
+    /// with a comparable reference).
+    pub cells: usize,
+    /// `alpha / cells`: the level a lone slowdown must reach.
+    pub cell_alpha: f64,
+    /// The fewest rounds a family cell has (per side).
+    pub rounds: usize,
+    /// The smallest p-value those rounds can give.
+    pub min_p: f64,
+    /// `min_p <= cell_alpha`: some slowdown could fail the gate.
+    pub gated: bool,
+}
+
+impl TimingGate {
+    /// One line for the reports.
+    pub fn line(&self) -> String {
+        if self.cells == 0 {
+            "timing not gated: no cell of a suite's timing family has a comparable reference here"
+                .into()
+        } else if self.gated {
+            format!(
+                "timing gated on {} family cells, {} rounds per side: Holm's per-cell level {:.1e}, reachable (smallest p {:.1e})",
+                self.cells, self.rounds, self.cell_alpha, self.min_p
+            )
+        } else {
+            format!(
+                "timing not gated: {} rounds cannot reach p < {:.1e} (Holm over {} cells; smallest p {:.1e}): record more rounds (--rounds)",
+                self.rounds, self.cell_alpha, self.cells, self.min_p
+            )
+        }
+    }
+}
+
+/// The gate's findings for one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct GateReport {
+    pub run_id: String,
+    /// What the run was compared with ([`Reference::describe`]).
+    pub reference: String,
+    /// Timing cells were compared round for round with an interleaved base.
+    pub paired: bool,
+    pub options: GateOptions,
+    pub failed_checks: Vec<FailedCheck>,
+    /// Broken targets and suites, unreadable baselines: each fails the gate.
+    pub problems: Vec<Item>,
+    /// Targets not run, baseline cells the run lacks, ...: never fail.
+    pub notes: Vec<Item>,
+    /// Every cell of the run, in run order (target, suite, then cell key).
+    pub cells: Vec<CellReport>,
+    /// How many timing cells gate (Holm's family).
+    pub family: usize,
+    /// `alpha / family`: the level a lone slowdown must reach under Holm.
+    pub cell_alpha: f64,
+    /// Whether any timing slowdown could have failed the gate.
+    pub timing: TimingGate,
+    /// Instruction counts compared exactly.
+    pub counts_compared: usize,
+}
+
+impl GateReport {
+    /// Whether the gate fails: a failed check, a problem or a regression.
+    pub fn failed(&self) -> bool {
+        !self.failed_checks.is_empty()
+            || !self.problems.is_empty()
+            || self.cells.iter().any(|c| c.verdict == Verdict::Regression)
+    }
+
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.cells.iter().filter(|c| c.verdict == verdict).count()
+    }
+
+    pub fn with(&self, verdict: Verdict) -> impl Iterator<Item = &CellReport> {
+        self.cells.iter().filter(move |c| c.verdict == verdict)
+    }
+}
+
+/// A gating cell waiting for the multiplicity correction.
+struct Pending {
+    index: usize,
+    base: Vec<f64>,
+    head: Vec<f64>,
+}
+
+/// The reference cells of one suite run, and what makes them comparable.
+struct SuiteReference {
+    cells: BTreeMap<CellKey, RefCell>,
+    testbed: Option<Testbed>,
+    paired: bool,
+}
+
+/// One reference cell: its values (in round order) and how to show it.
+struct RefCell {
+    case: Map<String, Value>,
+    unit: String,
+    better: Better,
+    samples: Vec<Option<f64>>,
+}
+
+/// Compares every cell of `run` with `reference` and gives each its
+/// verdict. Errors only on bad options.
+pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<GateReport> {
+    opts.check()?;
+    let mut report = GateReport {
+        run_id: run.run_id.clone(),
+        reference: reference.describe(),
+        paired: matches!(reference, Reference::Base(_)),
+        options: *opts,
+        failed_checks: Vec::new(),
+        problems: Vec::new(),
+        notes: Vec::new(),
+        cells: Vec::new(),
+        family: 0,
+        cell_alpha: opts.alpha,
+        timing: TimingGate {
+            cells: 0,
+            cell_alpha: opts.alpha,
+            rounds: 0,
+            min_p: 1.0,
+            gated: false,
+        },
+        counts_compared: 0,
+    };
+    let mut pending = Vec::new();
+    for t in &run.targets {
+        target_status(t, &mut report);
+        let testbed = Testbed::of(run, t);
+        for s in &t.suites {
+            let Some(found) = reference_of(reference, t, s, &mut report) else {
+                continue;
+            };
+            suite(t, s, &testbed, found, opts, &mut report, &mut pending);
+        }
+    }
+    correct(&mut report, &pending, opts);
+    Ok(report)
+}
+
+/// The reference of one suite run, or `None` after reporting why there is
+/// none to use (an unreadable baseline is a problem: the gate fails).
+fn reference_of(
+    reference: &Reference,
+    t: &TargetResult,
+    s: &SuiteRun,
+    report: &mut GateReport,
+) -> Option<SuiteReference> {
+    let collect = |cells: Vec<RunCell>| -> BTreeMap<CellKey, RefCell> {
+        cells
+            .into_iter()
+            .map(|c| {
+                let r = RefCell {
+                    case: c.case,
+                    unit: c.unit,
+                    better: c.better,
+                    samples: c.samples,
+                };
+                (c.key, r)
+            })
+            .collect()
+    };
+    match reference {
+        Reference::Base(base) => {
+            let bt = base.targets.iter().find(|b| b.name == t.name);
+            let bs = bt.and_then(|b| b.suites.iter().find(|b| b.suite == s.suite));
+            let cells = bs
+                .map(|b| collect(cells::collect(&b.samples)))
+                .unwrap_or_default();
+            if bs.is_none() {
+                report.notes.push(item(
+                    t,
+                    Some(s),
+                    "the base revision did not run it: every cell is new".into(),
+                ));
+            }
+            Some(SuiteReference {
+                cells,
+                testbed: bt.map(|b| Testbed::of(base, b)),
+                paired: true,
+            })
+        }
+        Reference::Stored { files, .. } => {
+            let n = cells::collect(&s.samples).len();
+            match files.get(&(t.name.clone(), s.suite.clone())) {
+                Some(Err(e)) => {
+                    report.problems.push(item(
+                        t,
+                        Some(s),
+                        format!("{e}; its {n} cells were not compared"),
+                    ));
+                    None
+                }
+                Some(Ok(Some(b))) => Some(SuiteReference {
+                    cells: b
+                        .cells
+                        .iter()
+                        .map(|c| {
+                            let r = RefCell {
+                                case: c.case.clone(),
+                                unit: c.unit.clone(),
+                                better: c.better,
+                                samples: c.samples.clone(),
+                            };
+                            (c.key(), r)
+                        })
+                        .collect(),
+                    testbed: Some(b.testbed.clone()),
+                    paired: false,
+                }),
+                _ => Some(SuiteReference {
+                    cells: BTreeMap::new(),
+                    testbed: None,
+                    paired: false,
+                }),
+            }
+        }
+    }
+}
+
+fn item(t: &TargetResult, suite: Option<&SuiteRun>, what: String) -> Item {
+    Item {
+        target: t.name.clone(),
+        suite: suite.map(|s| s.suite.clone()),
+        what,
+    }
+}
+
+/// A target that was not run is a note; one that broke outside its suites
+/// (set-up, build) is a problem. Suite failures are reported per suite.
+fn target_status(t: &TargetResult, report: &mut GateReport) {
+    match &t.status {
+        Status::Ok => {}
+        Status::NotRun(why) => report.notes.push(item(t, None, format!("not run: {why}"))),
+        Status::Failed(why) => {
+            if !t
+                .suites
+                .iter()
+                .any(|s| matches!(s.status, Status::Failed(_)))
+            {
+                report
+                    .problems
+                    .push(item(t, None, format!("failed: {why}")));
+            }
+        }
+    }
+}
+
+fn suite(
+    t: &TargetResult,
+    s: &SuiteRun,
+    testbed: &Testbed,
+    reference: SuiteReference,
+    opts: &GateOptions,
+    report: &mut GateReport,
+    pending: &mut Vec<Pending>,
+) {
+    let failed: Vec<_> = s.checks.iter().filter(|c| !c.ok).collect();
+    for c in &failed {
+        report.failed_checks.push(FailedCheck {
+            target: t.name.clone(),
+            suite: s.suite.clone(),
+            bench: c.bench.clone(),
+            case: c.case.clone(),
+            name: c.name.clone(),
+            details: c.details.clone(),
+        });
+    }
+    match &s.status {
+        Status::Ok => {}
+        // The failed checks are listed on their own.
+        Status::Failed(Failure::Check { .. }) if !failed.is_empty() => {}
+        Status::Failed(why) => report
+            .problems
+            .push(item(t, Some(s), format!("failed: {why}"))),
+        Status::NotRun(why) => report
+            .notes
+            .push(item(t, Some(s), format!("not run: {why}"))),
+    }
+    let run_cells = cells::collect(&s.samples);
+    let timing_differs = reference
+        .testbed
+        .as_ref()
+        .filter(|_| !reference.paired)
+        .map(|b| b.differences(testbed))
+        .unwrap_or_default();
+    let count_differs = reference
+        .testbed
+        .as_ref()
+        .map(|b| b.count_differences(testbed))
+        .unwrap_or_default();
+    for cell in &run_cells {
+        let mut r = CellReport {
+            target: t.name.clone(),
+            suite: s.suite.clone(),
+            bench: cell.key.bench.clone(),
+            case: cell.case.clone(),
+            metric: cell.key.metric.clone(),
+            unit: cell.unit.clone(),
+            better: cell.better,
+            gating: cell.gating,
+            verdict: Verdict::NoBaseline,
+            head: Summary::of(&cell.samples),
+            base: None,
+            effect: None,
+            underpowered: false,
+            rounds_needed: None,
+            note: None,
+        };
+        if let Some(rc) = reference.cells.get(&cell.key) {
+            let differs = if cell.key.metric == INSNS {
+                &count_differs
+            } else {
+                &timing_differs
+            };
+            let p = judge(&mut r, cell, rc, differs, t, reference.paired, opts);
+            if let Some(p) = p {
+                pending.push(Pending {
+                    index: report.cells.len(),
+                    ..p
+                });
+            }
+            if r.metric == INSNS
+                && matches!(
+                    r.verdict,
+                    Verdict::Unchanged | Verdict::Regression | Verdict::Improvement
+                )
+            {
+                report.counts_compared += 1;
+            }
+        }
+        report.cells.push(r);
+    }
+    let run_keys: std::collections::BTreeSet<&CellKey> = run_cells.iter().map(|c| &c.key).collect();
+    let missing: Vec<String> = reference
+        .cells
+        .iter()
+        .filter(|(k, _)| !run_keys.contains(k))
+        .map(|(k, c)| format!("{} [{}] {}", k.bench, case_label(&c.case), k.metric))
+        .collect();
+    if !missing.is_empty() {
+        let shown: Vec<&str> = missing.iter().take(3).map(String::as_str).collect();
+        let more = if missing.len() > 3 { ", ..." } else { "" };
+        report.notes.push(item(
+            t,
+            Some(s),
+            format!(
+                "{} reference cells not in this run: {}{more}",
+                missing.len(),
+                shown.join(", ")
+            ),
+        ));
+    }
+}
+
+/// Sets the verdict of a cell that has a reference cell, unless it gates:
+/// then returns its values for the multiplicity correction.
+fn judge(
+    r: &mut CellReport,
+    cell: &RunCell,
+    rc: &RefCell,
+    testbed_differs: &[String],
+    t: &TargetResult,
+    paired: bool,
+    opts: &GateOptions,
+) -> Option<Pending> {
+    r.base = Some(Summary::of(&rc.samples));
+    let mut differs = testbed_differs.to_vec();
+    if rc.unit != cell.unit {
+        differs.push(format!(
+            "unit: reference `{}`, run `{}`",
+            rc.unit, cell.unit
+        ));
+    }
+    if rc.better != cell.better {
+        differs.push(format!(
+            "better: reference `{:?}`, run `{:?}`",
+            rc.better, cell.better
+        ));
+    }
+    if cell.key.metric == INSNS {
+        judge_insns(r, cell, rc, differs, t.insns_tolerance);
+        return None;
+    }
+    // Paired: the rounds both sides have, in round order.
+    let (base_values, head_values) = if paired {
+        let n = rc.samples.len().min(cell.samples.len());
+        (&rc.samples[..n], &cell.samples[..n])
+    } else {
+        (&rc.samples[..], &cell.samples[..])
+    };
+    let base = cells::lower_is_better(base_values, rc.better);
+    let head = cells::lower_is_better(head_values, cell.better);
+    let (Some(base), Some(head)) = (base, head) else {
+        r.verdict = if !differs.is_empty() {
+            Verdict::Incomparable
+        } else if !cell.gating {
+            // E.g. a fairness cv of 0 with one thread: nothing to gate on.
+            Verdict::Advisory
+        } else {
+            Verdict::NotComparable
+        };
+        differs.push("not comparable (missing or non-positive values)".into());
+        r.note = Some(differs.join("; "));
+        return None;
+    };
+    if rc.better == cell.better {
+        let compared = if paired {
+            stats::compare_paired(&base, &head, opts.delta, opts.alpha)
+        } else {
+            stats::compare(&base, &head, opts.delta, opts.alpha)
+        };
+        match compared {
+            Ok(c) => {
+                r.effect = Some(Effect {
+                    ratio: c.ratio,
+                    lo: c.ratio_lo,
+                    hi: c.ratio_hi,
+                    confidence: c.confidence,
+                    p: c.p_rank,
+                    p_holm: None,
+                    p_bh: None,
+                })
+            }
+            Err(e) => differs.push(format!("not comparable: {e}")),
+        }
+    }
+    if !differs.is_empty() && r.effect.is_some() {
+        r.verdict = Verdict::Incomparable;
+        r.note = Some(differs.join("; "));
+        return None;
+    }
+    if r.effect.is_none() {
+        r.verdict = Verdict::NotComparable;
+        r.note = Some(differs.join("; "));
+        return None;
+    }
+    if t.runner == RunnerKind::Qemu {
+        r.verdict = Verdict::Advisory;
+        r.note = Some("QEMU timing (emulator time): advisory".into());
+        return None;
+    }
+    if !cell.gating {
+        r.verdict = Verdict::Advisory;
+        r.note = Some("not in the suite's timing family: advisory".into());
+        return None;
+    }
+    Some(Pending {
+        index: 0,
+        base,
+        head,
+    })
+}
+
+/// The metric of instruction counts under QEMU's plugin.
+const INSNS: &str = "insns_per_op";
+
+/// Instruction counts repeat exactly, so they gate without statistics and
+/// on QEMU too: more instructions than the reference by more than the
+/// target's tolerance (0 unless targets.yaml sets `insns_tolerance`) is a
+/// regression, fewer is an improvement. A count from another target,
+/// compiler or emulator release is incomparable.
+fn judge_insns(
+    r: &mut CellReport,
+    cell: &RunCell,
+    rc: &RefCell,
+    differs: Vec<String>,
+    tolerance: f64,
+) {
+    let median = |v: &[Option<f64>]| Summary::of(v).median;
+    let (Some(head), Some(base)) = (median(&cell.samples), median(&rc.samples)) else {
+        r.verdict = Verdict::NotComparable;
+        r.note = Some("no instruction count on one side".into());
+        return;
+    };
+    if !differs.is_empty() {
+        r.verdict = Verdict::Incomparable;
+        r.note = Some(differs.join("; "));
+        return;
+    }
+    let ratio = if base > 0.0 {
+        head / base
+    } else if head > base {
+        f64::INFINITY
+    } else {
+        1.0
+    };
+    let exact = (head - base).abs() <= 1e-9 * base.abs().max(1.0);
+    r.effect = Some(Effect {
+        ratio,
+        lo: ratio,
+        hi: ratio,
+        confidence: 1.0,
+        p: if exact { 1.0 } else { 0.0 },
+        p_holm: None,
+        p_bh: None,
+    });
+    r.note = Some(format!(
+        "{head} insns/op vs {base} in the reference (exact; tolerance {tolerance})"
+    ));
+    r.verdict = if exact || (head - base).abs() <= tolerance * base.abs() {
+        Verdict::Unchanged
+    } else if head > base {
+        Verdict::Regression
+    } else {
+        Verdict::Improvement
+    };
+}
+
+/// Holm across all gating cells decides the regressions; BH lists the
+/// possible ones; the rest are improvements, underpowered or unchanged.
+fn correct(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
+    let m = pending.len();
+    report.family = m;
+    report.cell_alpha = opts.alpha / m.max(1) as f64;
+    let rounds = pending
+        .iter()
+        .map(|c| c.base.len().min(c.head.len()))
+        .min()
+        .unwrap_or(0);
+    let min_p = if report.paired {
+        stats::min_p_value_paired(rounds)
+    } else {
+        stats::min_p_value(rounds, rounds)
+    };
+    report.timing = TimingGate {
+        cells: m,
+        cell_alpha: report.cell_alpha,
+        rounds,
+        min_p,
+        gated: m > 0 && min_p <= report.cell_alpha,
+    };
+    let p: Vec<f64> = pending
+        .iter()
+        .map(|c| report.cells[c.index].effect.map_or(1.0, |e| e.p))
+        .collect();
+    let holm = stats::holm_adjust(&p);
+    let bh = stats::bh_adjust(&p);
+    for (i, c) in pending.iter().enumerate() {
+        let power = if report.paired {
+            stats::assess_paired_power(&c.base, &c.head, opts.delta, report.cell_alpha).ok()
+        } else {
+            stats::assess_power(&c.base, &c.head, opts.delta, report.cell_alpha).ok()
+        };
+        let r = &mut report.cells[c.index];
+        let Some(e) = r.effect.as_mut() else { continue };
+        e.p_holm = Some(holm[i]);
+        e.p_bh = Some(bh[i]);
+        let e = *e;
+        r.underpowered = power.is_none_or(|p| p.underpowered);
+        r.rounds_needed = power.and_then(|p| p.rounds_needed);
+        r.verdict = if holm[i] <= opts.alpha {
+            Verdict::Regression
+        } else if bh[i] <= opts.fdr_q {
+            Verdict::PossibleRegression
+        } else if e.hi < 1.0 / (1.0 + opts.delta) {
+            Verdict::Improvement
+        } else if r.underpowered {
+            Verdict::Underpowered
+        } else {
+            Verdict::Unchanged
+        };
+    }
+}

@@ -1,0 +1,1071 @@
+//! The gate end to end on synthetic runs: baselines recorded with
+//! `update_baselines`, then a head run evaluated against them; and paired
+//! against a base run, as `--against` gates. The builders here are shared
+//! with `validate`'s tests.
+
+use super::evaluate::{GateReport, Reference, Verdict};
+use super::*;
+use crate::config::RunnerKind;
+use crate::host::Host;
+use crate::protocol::{Better, Check, Sample};
+use crate::results::{Failure, Run, Status, SuiteRun, TargetResult, ToolInfo};
+use crate::runner::Exit;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The seeded generator the tests draw noise from.
+pub(super) type Rng = super::validate::SplitMix64;
+
+impl Rng {
+    /// Uniform in (0, 1).
+    fn uniform(&mut self) -> f64 {
+        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box-Muller).
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+
+    /// A noisy timing round: log-normal spread `sigma` around `center`, and
+    /// one round in twenty an outlier 20-60% slow (an interrupt, a migration).
+    pub(super) fn timing(&mut self, center: f64, sigma: f64) -> f64 {
+        let outlier = if self.uniform() < 0.05 {
+            1.2 + 0.4 * self.uniform()
+        } else {
+            1.0
+        };
+        center * (sigma * self.normal()).exp() * outlier
+    }
+}
+
+/// One cell's samples.
+pub(super) struct Cell {
+    pub(super) bench: &'static str,
+    pub(super) case: Value,
+    pub(super) metric: &'static str,
+    pub(super) better: Better,
+    /// In its suite's timing family.
+    pub(super) gating: bool,
+    pub(super) values: Vec<Option<f64>>,
+}
+
+/// A timing cell of the family, lower is better.
+pub(super) fn cell(bench: &'static str, case: Value, values: Vec<f64>) -> Cell {
+    Cell {
+        bench,
+        case,
+        metric: "ticks_per_op",
+        better: Better::Lower,
+        gating: true,
+        values: values.into_iter().map(Some).collect(),
+    }
+}
+
+pub(super) fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> SuiteRun {
+    let mut samples = Vec::new();
+    for c in cells {
+        for (round, v) in c.values.iter().enumerate() {
+            samples.push(Sample {
+                suite: suite.into(),
+                bench: c.bench.into(),
+                case: c.case.as_object().unwrap().clone(),
+                metric: c.metric.into(),
+                // Timings in ns; the spinlock suite's fairness cv is a ratio.
+                unit: if c.metric == "fairness_cv" {
+                    "ratio"
+                } else {
+                    "ns"
+                }
+                .into(),
+                better: c.better,
+                gating: c.gating,
+                round: round as u32,
+                value: *v,
+            });
+        }
+    }
+    let status = match checks.iter().find(|c| !c.ok) {
+        Some(c) => Status::Failed(Failure::Check {
+            name: c.name.clone(),
+            bench: c.bench.clone(),
+            case: crate::protocol::case_label(&c.case),
+            details: c.details.clone(),
+            more: 0,
+        }),
+        None => Status::Ok,
+    };
+    SuiteRun {
+        suite: suite.into(),
+        command: format!("./{suite}"),
+        status,
+        exit: Exit::Code(0),
+        secs: 1.0,
+        env: None,
+        samples,
+        checks,
+        bad_lines: vec![],
+        stderr_tail: vec![],
+        stdout_sha256: None,
+        counted_command: None,
+    }
+}
+
+pub(super) fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetResult {
+    let status = if suites.iter().all(|s| s.status == Status::Ok) {
+        Status::Ok
+    } else {
+        Status::Failed(Failure::Other {
+            reason: "a suite failed".into(),
+        })
+    };
+    TargetResult {
+        name: name.into(),
+        triple: format!("{name}-unknown-linux-gnu"),
+        class: name.into(),
+        runner: match runner {
+            "qemu" => RunnerKind::Qemu,
+            "ssh" => RunnerKind::Ssh,
+            _ => RunnerKind::Native,
+        },
+        status,
+        toolchain: Some(ToolInfo {
+            what: "stable".into(),
+            version: "rustc 1.96.0".into(),
+        }),
+        build_std: false,
+        linker: None,
+        emulator: (runner == "qemu").then(|| ToolInfo {
+            what: format!("/usr/bin/qemu-{name}"),
+            version: "qemu 7.2.15".into(),
+        }),
+        build_secs: Some(1.0),
+        run_secs: Some(1.0),
+        counter: None,
+        insns_tolerance: 0.0,
+        cpu_model: None,
+        sources_sha256: None,
+        binaries: Default::default(),
+        suites,
+    }
+}
+
+pub(super) fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
+    Run {
+        format: crate::results::FORMAT_VERSION,
+        run_id: "20261130T020000Z".into(),
+        started: "2026-11-30T02:00:00Z".into(),
+        finished: Some("2026-11-30T02:05:00Z".into()),
+        command: vec!["matrix".into()],
+        profile: crate::results::Profile::Quick,
+        host: Host {
+            cpu_model: cpu.into(),
+            cpus: 2,
+            kernel: "6.1".into(),
+            os: "Debian 12".into(),
+            lockmatrix_commit: "abc123".into(),
+            lockmatrix_dirty: false,
+        },
+        insns_plugin: None,
+        against: None,
+        targets,
+    }
+}
+
+pub(super) fn run(targets: Vec<TargetResult>) -> Run {
+    run_on("Test CPU @ 2.0GHz", targets)
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lockmatrix-gate-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `n` cells of `rounds` noisy rounds each; `slow(i)` scales cell `i`.
+pub(super) fn noisy_cells(
+    rng: &mut Rng,
+    n: usize,
+    rounds: usize,
+    sigma: f64,
+    slow: impl Fn(usize) -> f64,
+) -> Vec<Cell> {
+    (0..n)
+        .map(|i| {
+            let center = 50.0 + (i % 17) as f64 * 10.0;
+            cell(
+                "single_thread",
+                json!({"op": format!("op{i:03}")}),
+                (0..rounds)
+                    .map(|_| rng.timing(center * slow(i), sigma))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// Records `base` as the baselines in a fresh directory, then evaluates `head`.
+fn gate(name: &str, base: &Run, head: &Run) -> (GateReport, PathBuf) {
+    let dir = temp_dir(name);
+    update_baselines(base, &dir, None, None, "base-commit").unwrap();
+    (stored(head, &dir), dir)
+}
+
+/// `head` gated against the baselines under `dir`.
+fn stored(head: &Run, dir: &Path) -> GateReport {
+    let reference = Reference::stored(head, dir).unwrap();
+    evaluate(head, &reference, &GateOptions::default()).unwrap()
+}
+
+#[test]
+fn gate_a_20_percent_regression_in_one_native_cell_fails_and_is_named() {
+    let mut rng = Rng::new(1);
+    let base = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run(
+            "atomic",
+            &noisy_cells(&mut rng, 12, 10, 0.01, |_| 1.0),
+            vec![],
+        )],
+    )]);
+    let head = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run(
+            "atomic",
+            &noisy_cells(&mut rng, 12, 10, 0.01, |i| if i == 7 { 1.2 } else { 1.0 }),
+            vec![],
+        )],
+    )]);
+    let (report, dir) = gate("regression", &base, &head);
+    assert!(report.failed());
+    let regressions: Vec<_> = report.with(Verdict::Regression).collect();
+    assert_eq!(regressions.len(), 1, "{}", report.terminal());
+    let r = regressions[0];
+    assert_eq!(r.case_label(), "op=op007");
+    let e = r.effect.unwrap();
+    assert!((1.15..1.25).contains(&e.ratio) && e.lo > 1.05, "{e:?}");
+    let text = report.terminal();
+    assert!(text.starts_with("REGRESSIONS (1)"), "{text}");
+    assert!(
+        text.contains("x86_64/atomic  single_thread  op=op007  ticks_per_op"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("=> FAIL"), "{text}");
+    assert!(
+        text.contains("gate: 12 timing cells and 0 instruction counts compared, 1 regressions"),
+        "{text}"
+    );
+    let md = report.markdown(64 * 1024);
+    assert!(
+        md.contains("## lockmatrix gate: **FAIL**") && md.contains("op=op007"),
+        "{md}"
+    );
+    let j = report.json();
+    assert_eq!(j["result"], "fail");
+    assert_eq!(j["counts"]["regression"], 1);
+    assert!(j["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["verdict"] == "regression" && c["case"]["op"] == "op007"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_identical_samples_pass() {
+    let mut rng = Rng::new(2);
+    let base = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run(
+            "atomic",
+            &noisy_cells(&mut rng, 20, 10, 0.02, |_| 1.0),
+            vec![],
+        )],
+    )]);
+    let (report, dir) = gate("identical", &base, &base);
+    assert!(!report.failed(), "{}", report.terminal());
+    assert_eq!(report.family, 20);
+    // Outlier rounds leave some cells without the power to show a 5% change.
+    assert_eq!(
+        report.count(Verdict::Unchanged) + report.count(Verdict::Underpowered),
+        20,
+        "{}",
+        report.terminal()
+    );
+    for c in &report.cells {
+        assert_eq!(c.effect.unwrap().ratio, 1.0);
+    }
+    assert!(report.terminal().trim_end().ends_with("=> PASS"));
+    assert_eq!(report.json()["result"], "pass");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_300_null_native_cells_stay_green() {
+    // Base and head drawn from the same noisy distribution (5% log-normal
+    // spread, 5% outlier rounds), several independent runs of 300 cells.
+    let mut possible = 0;
+    for seed in 0..5 {
+        let mut rng = Rng::new(1000 + seed);
+        let base = run(vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run(
+                "spinlock",
+                &noisy_cells(&mut rng, 300, 12, 0.05, |_| 1.0),
+                vec![],
+            )],
+        )]);
+        let head = run(vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run(
+                "spinlock",
+                &noisy_cells(&mut rng, 300, 12, 0.05, |_| 1.0),
+                vec![],
+            )],
+        )]);
+        let (report, dir) = gate(&format!("null{seed}"), &base, &head);
+        assert_eq!(report.family, 300);
+        assert!(!report.failed(), "seed {seed}:\n{}", report.terminal());
+        assert_eq!(report.count(Verdict::Regression), 0);
+        possible += report.count(Verdict::PossibleRegression);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+    // The advisory list is short too (BH at q = 0.10 with no true effect).
+    assert!(
+        possible <= 5,
+        "{possible} possible regressions in 1500 null cells"
+    );
+}
+
+#[test]
+fn gate_a_qemu_cell_50_percent_slower_is_advisory_not_failing() {
+    let mut rng = Rng::new(3);
+    let base = run(vec![target(
+        "aarch64",
+        "qemu",
+        vec![suite_run(
+            "atomic",
+            &noisy_cells(&mut rng, 4, 10, 0.01, |_| 1.0),
+            vec![],
+        )],
+    )]);
+    let head = run(vec![target(
+        "aarch64",
+        "qemu",
+        vec![suite_run(
+            "atomic",
+            &noisy_cells(&mut rng, 4, 10, 0.01, |i| if i == 2 { 1.5 } else { 1.0 }),
+            vec![],
+        )],
+    )]);
+    let (report, dir) = gate("qemu", &base, &head);
+    assert!(!report.failed(), "{}", report.terminal());
+    assert_eq!(report.family, 0);
+    assert_eq!(report.count(Verdict::Advisory), 4);
+    let slow: Vec<_> = report
+        .with(Verdict::Advisory)
+        .filter(|c| c.clearly_slower(0.05))
+        .collect();
+    assert_eq!(slow.len(), 1);
+    assert_eq!(slow[0].case_label(), "op=op002");
+    let text = report.terminal();
+    assert!(
+        text.contains(
+            "ADVISORY CELLS: QEMU TIMINGS AND CELLS OUTSIDE THE TIMING FAMILY (1 of 4 outside ±5%)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("op=op002") && slow[0].effect.unwrap().ratio > 1.4,
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("=> PASS"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_a_corrupt_baseline_is_a_named_error_and_is_never_modified() {
+    let mut rng = Rng::new(4);
+    let r = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run(
+            "atomic",
+            &noisy_cells(&mut rng, 3, 5, 0.01, |_| 1.0),
+            vec![],
+        )],
+    )]);
+    let dir = temp_dir("corrupt");
+    let path = dir.join("x86_64").join("atomic.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let garbage = b"{\"format\": 1, \"target\": \"x86_64\", oops\n\xff";
+    std::fs::write(&path, garbage).unwrap();
+
+    let report = stored(&r, &dir);
+    assert!(report.failed());
+    assert_eq!(report.problems.len(), 1);
+    let what = &report.problems[0].what;
+    assert!(
+        what.contains(&path.display().to_string()) && what.contains("corrupt baseline"),
+        "{what}"
+    );
+    assert!(report.terminal().contains(&format!(
+        "PROBLEMS (1)\n  x86_64/atomic: {}",
+        path.display()
+    )));
+
+    let err = update_baselines(&r, &dir, None, None, "c").unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("refusing to overwrite") && msg.contains(&path.display().to_string()),
+        "{msg}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), garbage);
+    assert_eq!(
+        std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
+        1
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_update_refuses_when_a_check_failed_and_writes_nothing() {
+    let mut rng = Rng::new(5);
+    let bad = Check {
+        suite: "spinlock".into(),
+        bench: "contended".into(),
+        case: json!({"lock": "broken"}).as_object().unwrap().clone(),
+        name: "mutual_exclusion".into(),
+        ok: false,
+        details: json!({"violations": 2}),
+    };
+    let r = run(vec![
+        target(
+            "x86_64",
+            "native",
+            vec![suite_run(
+                "atomic",
+                &noisy_cells(&mut rng, 3, 5, 0.01, |_| 1.0),
+                vec![],
+            )],
+        ),
+        target(
+            "aarch64",
+            "qemu",
+            vec![suite_run(
+                "spinlock",
+                &noisy_cells(&mut rng, 3, 5, 0.01, |_| 1.0),
+                vec![bad],
+            )],
+        ),
+    ]);
+    let dir = temp_dir("refuse");
+    let err = format!(
+        "{:#}",
+        update_baselines(&r, &dir, None, None, "c").unwrap_err()
+    );
+    assert!(
+        err.contains("nothing written")
+            && err.contains("aarch64/spinlock: 1 failed check(s), e.g. mutual_exclusion"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing at all is written"
+    );
+    // Leaving the broken target out records the other.
+    let lines = update_baselines(&r, &dir, Some(&["x86_64".into()]), None, "c").unwrap();
+    assert_eq!(lines.len(), 1);
+    // A failed check also fails the gate, listed first.
+    let report = stored(&r, &dir);
+    assert!(report.failed());
+    let text = report.terminal();
+    assert!(text.starts_with("FAILED CHECKS (1)\n  aarch64/spinlock  contended [lock=broken]  mutual_exclusion: {\"violations\":2}"), "{text}");
+    assert!(
+        report.problems.is_empty(),
+        "the failed check is not repeated: {:?}",
+        report.problems
+    );
+    // Unknown names are exit-status-2 errors naming the valid ones.
+    let err = update_baselines(&r, &dir, Some(&["sparc".into()]), None, "c").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("unknown target `sparc` for this run; it has: aarch64, x86_64"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
+    let mut rng = Rng::new(6);
+    let mut cells = noisy_cells(&mut rng, 3, 4, 0.01, |_| 1.0);
+    cells.reverse();
+    cells.push(Cell {
+        bench: "contended",
+        case: json!({"threads": 2, "lock": "ticket"}),
+        metric: "ops_per_sec",
+        gating: true,
+        better: Better::Higher,
+        values: vec![Some(1e6), None, Some(2e6)],
+    });
+    let r = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run("atomic", &cells, vec![])],
+    )]);
+    let dir = temp_dir("update");
+    let path = dir.join("x86_64").join("atomic.json");
+    let lines = update_baselines(&r, &dir, None, None, "c1").unwrap();
+    assert_eq!(lines, [format!("{}: 4 cells (new file)", path.display())]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let b: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(b["format"], 2);
+    assert_eq!(b["testbed"]["cpu_model"], "Test CPU @ 2.0GHz");
+    assert_eq!(b["testbed"]["triple"], "x86_64-unknown-linux-gnu");
+    assert_eq!(b["testbed"]["emulator_version"], Value::Null);
+    assert_eq!(b["testbed"]["compiler_version"], "rustc 1.96.0");
+    assert_eq!(b["commit"], "c1");
+    assert_eq!(b["date"], "2026-11-30T02:00:00Z");
+    let order: Vec<String> = b["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("{} {}", c["bench"].as_str().unwrap(), c["case"]))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            r#"contended {"lock":"ticket","threads":2}"#,
+            r#"single_thread {"op":"op000"}"#,
+            r#"single_thread {"op":"op001"}"#,
+            r#"single_thread {"op":"op002"}"#
+        ]
+    );
+    assert!(
+        text.contains("      \"samples\": [1000000.0, null, 2000000.0],\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\"summary\": {\"n\":2,\"median\":1500000.0,\"min\":1000000.0,\"max\":2000000.0}"
+        ),
+        "{text}"
+    );
+
+    let again = update_baselines(&r, &dir, None, None, "c1").unwrap();
+    assert_eq!(again, [format!("{}: 4 cells, unchanged", path.display())]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+
+    // One cell gone, one new, one with new samples, on another CPU.
+    let mut changed = noisy_cells(&mut Rng::new(60), 3, 4, 0.01, |_| 1.0);
+    changed.remove(0);
+    changed.push(cell("new_bench", json!({}), vec![1.0, 2.0]));
+    let mut cells2 = vec![];
+    cells2.extend(changed);
+    let r2 = run_on(
+        "Other CPU",
+        vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run("atomic", &cells2, vec![])],
+        )],
+    );
+    let lines = update_baselines(&r2, &dir, None, None, "c2").unwrap();
+    assert_eq!(
+        lines,
+        [format!(
+            "{}: 3 cells (1 new, 2 removed, 2 updated); testbed changed: cpu_model: baseline `Test CPU @ 2.0GHz`, run `Other CPU`",
+            path.display()
+        )]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_a_baseline_from_another_cpu_model_is_incomparable() {
+    let mut rng = Rng::new(7);
+    let base = run_on(
+        "Intel Xeon",
+        vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run(
+                "atomic",
+                &noisy_cells(&mut rng, 5, 10, 0.01, |_| 1.0),
+                vec![],
+            )],
+        )],
+    );
+    let head = run_on(
+        "AMD EPYC",
+        vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run(
+                "atomic",
+                &noisy_cells(&mut rng, 5, 10, 0.01, |_| 1.5),
+                vec![],
+            )],
+        )],
+    );
+    let (report, dir) = gate("cpu", &base, &head);
+    assert!(!report.failed(), "{}", report.terminal());
+    assert_eq!(report.count(Verdict::Incomparable), 5);
+    assert_eq!(report.family, 0);
+    // The timing is still shown.
+    assert!(report.cells.iter().all(|c| c.effect.unwrap().ratio > 1.4));
+    let text = report.terminal();
+    assert!(
+        text.contains("x86_64/atomic: 5 cells: cpu_model: baseline `Intel Xeon`, run `AMD EPYC`"),
+        "{text}"
+    );
+    assert!(text.contains("5 incomparable"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_higher_is_better_metrics_compare_as_costs() {
+    let mut rng = Rng::new(8);
+    let ops = |rng: &mut Rng, scale: f64| Cell {
+        bench: "contended",
+        case: json!({"threads": 2}),
+        metric: "ops_per_sec",
+        gating: true,
+        better: Better::Higher,
+        values: (0..10)
+            .map(|_| Some(rng.timing(1e6 * scale, 0.01)))
+            .collect(),
+    };
+    let base = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run("spinlock", &[ops(&mut rng, 1.0)], vec![])],
+    )]);
+    // Throughput down to 1/1.25: costs 25% more.
+    let head = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run("spinlock", &[ops(&mut rng, 0.8)], vec![])],
+    )]);
+    let (report, dir) = gate("higher", &base, &head);
+    assert!(report.failed(), "{}", report.terminal());
+    let e = report.cells[0].effect.unwrap();
+    assert!((1.2..1.3).contains(&e.ratio), "{e:?}");
+    // The other way round it is an improvement.
+    let back = stored(&base, &dir);
+    assert_eq!(back.count(Verdict::Unchanged), 1);
+    update_baselines(&head, &dir, None, None, "c").unwrap();
+    let better = stored(&base, &dir);
+    assert_eq!(
+        better.count(Verdict::Improvement),
+        1,
+        "{}",
+        better.terminal()
+    );
+    assert!(better.terminal().contains("IMPROVEMENTS (1)"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_non_positive_or_missing_values_are_not_comparable_and_never_fail() {
+    let base_cells = vec![
+        cell("a", json!({}), vec![1.0, 1.0, 1.0]),
+        cell("b", json!({}), vec![1.0, 1.0, 2.0]),
+    ];
+    // Suites print null for what they cannot tell from zero.
+    let mut base_cells = base_cells;
+    base_cells[1].values[0] = None;
+    let mut head_cells = vec![
+        cell("a", json!({}), vec![5.0, 5.0, 5.0]),
+        cell("b", json!({}), vec![9.0, 9.0, 9.0]),
+    ];
+    head_cells[0].values[1] = None;
+    let base = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run("atomic", &base_cells, vec![])],
+    )]);
+    let head = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run("atomic", &head_cells, vec![])],
+    )]);
+    let (report, dir) = gate("nonpositive", &base, &head);
+    assert!(!report.failed());
+    assert_eq!(report.count(Verdict::NotComparable), 2);
+    assert!(report.terminal().contains(
+        "x86_64/atomic a [] ticks_per_op: not comparable (missing or non-positive values)"
+    ));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_a_fairness_metric_without_log_values_is_advisory() {
+    // A fairness cv is 0 with one thread: not comparable on a log scale,
+    // and not a timing either, so it is shown as advisory, not as a problem.
+    let cv = |v: f64| Cell {
+        bench: "lock_unlock",
+        case: json!({"lock": "tas", "threads": 1}),
+        metric: "fairness_cv",
+        better: Better::Lower,
+        gating: false,
+        values: vec![Some(v); 3],
+    };
+    let one = |c: Cell| {
+        run(vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run("spinlock", &[c], vec![])],
+        )])
+    };
+    let (report, dir) = gate("fairness", &one(cv(0.0)), &one(cv(0.0)));
+    assert!(!report.failed());
+    assert_eq!(
+        (
+            report.count(Verdict::Advisory),
+            report.count(Verdict::NotComparable)
+        ),
+        (1, 0)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_few_rounds_are_underpowered_with_the_rounds_needed() {
+    let mut rng = Rng::new(9);
+    let base = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run(
+            "atomic",
+            &noisy_cells(&mut rng, 50, 3, 0.02, |_| 1.0),
+            vec![],
+        )],
+    )]);
+    let head = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run(
+            "atomic",
+            &noisy_cells(&mut rng, 50, 3, 0.02, |_| 1.0),
+            vec![],
+        )],
+    )]);
+    let (report, dir) = gate("underpowered", &base, &head);
+    assert!(!report.failed());
+    assert_eq!(
+        report.count(Verdict::Underpowered),
+        50,
+        "{}",
+        report.terminal()
+    );
+    // alpha / 50 = 0.001: Mann-Whitney needs 6 rounds a side to get there.
+    assert!(report.cells.iter().all(|c| c.rounds_needed.unwrap() >= 6));
+    let text = report.terminal();
+    assert!(
+        text.contains("UNDERPOWERED (50)")
+            && text.contains("x86_64/atomic: 50 cells have 3 rounds, need up to"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_new_cells_and_not_run_targets_are_shown_and_pass() {
+    let mut rng = Rng::new(10);
+    let mut skipped = target("sparc64", "ssh", vec![]);
+    skipped.status = Status::NotRun("no runner".into());
+    let r = run(vec![
+        target(
+            "x86_64",
+            "native",
+            vec![suite_run(
+                "atomic",
+                &noisy_cells(&mut rng, 2, 5, 0.01, |_| 1.0),
+                vec![],
+            )],
+        ),
+        skipped,
+    ]);
+    let dir = temp_dir("new");
+    let report = stored(&r, &dir);
+    assert!(!report.failed());
+    assert_eq!(report.count(Verdict::NoBaseline), 2);
+    let text = report.terminal();
+    assert!(
+        text.contains("x86_64/atomic: 2 cells without a baseline"),
+        "{text}"
+    );
+    assert!(text.contains("sparc64: not run: no runner"), "{text}");
+    // A broken target fails the gate.
+    let mut broken = target("mips", "qemu", vec![]);
+    broken.status = Status::Failed(Failure::SetUp {
+        missing: "linker not found".into(),
+    });
+    let r = run(vec![broken]);
+    let report = stored(&r, &dir);
+    assert!(report.failed());
+    assert_eq!(report.problems[0].what, "failed: set-up: linker not found");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_markdown_fits_its_budget_and_keeps_the_verdict() {
+    let mut rng = Rng::new(11);
+    let base = run(vec![target(
+        "aarch64",
+        "qemu",
+        vec![suite_run(
+            "atomic",
+            &noisy_cells(&mut rng, 400, 10, 0.01, |_| 1.0),
+            vec![],
+        )],
+    )]);
+    let head = run(vec![target(
+        "aarch64",
+        "qemu",
+        vec![suite_run(
+            "atomic",
+            &noisy_cells(&mut rng, 400, 10, 0.01, |_| 1.3),
+            vec![],
+        )],
+    )]);
+    let (report, dir) = gate("markdown", &base, &head);
+    let full = report.markdown(1 << 20);
+    assert!(!full.contains("Report cut"));
+    assert_eq!(
+        full.matches("<details>").count(),
+        full.matches("</details>").count()
+    );
+    let small = report.markdown(4096);
+    assert!(small.len() <= 4096, "{}", small.len());
+    assert!(small.starts_with("## lockmatrix gate: **PASS**"), "{small}");
+    assert!(small.contains("Report cut to 4096 bytes"), "{small}");
+    assert_eq!(
+        small.matches("<details>").count(),
+        small.matches("</details>").count(),
+        "{small}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gate_bad_options_are_exit_2() {
+    let r = run(vec![]);
+    for opts in [
+        GateOptions {
+            delta: 0.0,
+            ..Default::default()
+        },
+        GateOptions {
+            alpha: 0.7,
+            ..Default::default()
+        },
+        GateOptions {
+            fdr_q: 1.0,
+            ..Default::default()
+        },
+    ] {
+        let reference = Reference::stored(&r, Path::new("/nonexistent")).unwrap();
+        let err = evaluate(&r, &reference, &opts).unwrap_err();
+        assert!(err.to_string().starts_with("gate "), "{err}");
+    }
+}
+
+/// `head` gated against `base` as `--against` does: pairs, round by round.
+fn paired(head: &Run, base: &Run) -> GateReport {
+    evaluate(head, &Reference::Base(base), &GateOptions::default()).unwrap()
+}
+
+#[test]
+fn gate_paired_a_12_percent_slower_family_cell_fails_and_drift_cancels() {
+    // Both sides drift by up to 30% over the rounds (the host's state), in
+    // step; head's op004 is 12% slower in every pair.
+    let mut rng = Rng::new(20);
+    let mut side = |slow: f64| {
+        let cells: Vec<Cell> = (0..8)
+            .map(|i| {
+                let values = (0..30)
+                    .map(|r| {
+                        let drift = 1.0 + 0.01 * r as f64;
+                        let s = if i == 4 { slow } else { 1.0 };
+                        rng.timing(100.0 * drift * s, 0.01)
+                    })
+                    .collect();
+                cell("single_thread", json!({"op": format!("op{i:03}")}), values)
+            })
+            .collect();
+        run(vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run("atomic", &cells, vec![])],
+        )])
+    };
+    let base = side(1.0);
+    let head = side(1.12);
+    let report = paired(&head, &base);
+    assert!(report.paired && report.reference.contains("base run"));
+    let regressions: Vec<String> = report
+        .with(Verdict::Regression)
+        .map(|c| c.case_label())
+        .collect();
+    assert_eq!(regressions, ["op=op004"], "{}", report.terminal());
+    assert!(report.timing.gated, "{}", report.timing.line());
+    let aa = paired(&base, &base);
+    assert!(!aa.failed(), "{}", aa.terminal());
+}
+
+#[test]
+fn gate_paired_counts_compare_exactly_and_only_the_family_gates_timing() {
+    let mut rng = Rng::new(21);
+    let mut side = |extra: f64, outside: f64| {
+        let mut cells = noisy_cells(&mut rng, 2, 3, 0.01, |_| 1.0);
+        let mut count = cell(
+            "lock_unlock",
+            json!({"lock": "ticket", "threads": 1}),
+            vec![16.0 + extra],
+        );
+        count.metric = "insns_per_op";
+        count.gating = false;
+        let mut stress = cell("stress_s1", json!({"lock": "tas"}), vec![outside; 3]);
+        stress.gating = false;
+        cells.extend([count, stress]);
+        run(vec![target(
+            "aarch64",
+            "qemu",
+            vec![suite_run("spinlock", &cells, vec![])],
+        )])
+    };
+    let base = side(0.0, 100.0);
+    // One more instruction: a regression even with three rounds, under
+    // QEMU; a cell outside the family 3x slower is advisory.
+    let head = side(1.0, 300.0);
+    let report = paired(&head, &base);
+    let failed: Vec<&str> = report
+        .with(Verdict::Regression)
+        .map(|c| c.metric.as_str())
+        .collect();
+    assert_eq!(failed, ["insns_per_op"], "{}", report.terminal());
+    assert_eq!(report.counts_compared, 1);
+    let text = report.terminal();
+    assert!(
+        text.contains("timing not gated: no cell of a suite's timing family"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gate: 0 timing cells and 1 instruction counts compared, 1 regressions"),
+        "{text}"
+    );
+    // A native run with too few pairs says it cannot gate timing.
+    let mut rng = Rng::new(22);
+    let mut native = || {
+        run(vec![target(
+            "x86_64",
+            "native",
+            vec![suite_run(
+                "atomic",
+                &noisy_cells(&mut rng, 4, 3, 0.01, |_| 1.0),
+                vec![],
+            )],
+        )])
+    };
+    let (b, h) = (native(), native());
+    let r = paired(&h, &b);
+    assert!(!r.timing.gated);
+    assert!(
+        r.terminal()
+            .contains("timing not gated: 3 rounds cannot reach p < 1.3e-2"),
+        "{}",
+        r.terminal()
+    );
+}
+
+/// Any number a run or a baseline could hold in memory, finite or not.
+fn any_value() -> impl proptest::strategy::Strategy<Value = Option<f64>> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => (1.0f64..1e3).prop_map(Some),
+        1 => Just(None),
+        1 => any::<f64>().prop_map(Some),
+        1 => prop_oneof![Just(0.0), Just(-1.0), Just(f64::NAN), Just(f64::INFINITY), Just(1e100), Just(f64::MAX), Just(5e-324)].prop_map(Some),
+    ]
+}
+
+/// A cell of the property test: metric, in the timing family, head's and
+/// base's values.
+type AnyCell = (&'static str, bool, Vec<Option<f64>>, Vec<Option<f64>>);
+
+/// One side of the property test's run: head (`0`) or base (`1`).
+fn any_run(cells: &[AnyCell], qemu: bool, side: usize) -> Run {
+    let cs: Vec<Cell> = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Cell {
+            bench: "b",
+            case: json!({ "i": i }),
+            metric: c.0,
+            better: if c.0.ends_with("_avg") {
+                Better::Higher
+            } else {
+                Better::Lower
+            },
+            gating: c.1,
+            values: if side == 0 { c.2.clone() } else { c.3.clone() },
+        })
+        .collect();
+    let runner = if qemu { "qemu" } else { "native" };
+    run(vec![target("t", runner, vec![suite_run("s", &cs, vec![])])])
+}
+
+#[test]
+fn gate_any_numbers_on_either_side_end_quickly_and_never_panic() {
+    use proptest::prelude::*;
+    let metric = prop_oneof![
+        Just("ticks_per_op"),
+        Just("insns_per_op"),
+        Just("writer_ops_avg")
+    ];
+    let side = || prop::collection::vec(any_value(), 0..12);
+    let cells = prop::collection::vec((metric, any::<bool>(), side(), side()), 1..4);
+    let config = proptest::test_runner::Config {
+        cases: 500,
+        failure_persistence: None,
+        ..Default::default()
+    };
+    let longest = std::cell::Cell::new(std::time::Duration::ZERO);
+    proptest::test_runner::TestRunner::new(config)
+        .run(&(cells, any::<bool>()), |(cells, qemu)| {
+            let (head, base) = (any_run(&cells, qemu, 0), any_run(&cells, qemu, 1));
+            let (tx, rx) = std::sync::mpsc::channel();
+            let start = std::time::Instant::now();
+            std::thread::spawn(move || {
+                let opts = GateOptions::default();
+                let _ = evaluate(&head, &Reference::Base(&base), &opts).map(|r| r.terminal());
+                let t = &base.targets[0];
+                let file = update::baseline_of(&base, t, &t.suites[0], "c");
+                let key = (t.name.clone(), t.suites[0].suite.clone());
+                let stored = Reference::Stored {
+                    dir: "mem".into(),
+                    files: [(key, Ok(Some(file)))].into_iter().collect(),
+                };
+                let _ = evaluate(&head, &stored, &opts).map(|r| (r.markdown(64_000), r.json()));
+                let _ = tx.send(());
+            });
+            match rx.recv_timeout(std::time::Duration::from_secs(5)) {
+                Ok(()) => longest.set(longest.get().max(start.elapsed())),
+                Err(e) => panic!("the gate hung or panicked ({e:?}) on {cells:?}"),
+            }
+            Ok(())
+        })
+        .unwrap();
+    eprintln!("gate property test: 500 cases, longest {:?}", longest.get());
+}

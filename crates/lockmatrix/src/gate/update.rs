@@ -1,0 +1,200 @@
+//! `baseline update`: records a run's cells as the new baselines.
+//!
+//! All or nothing: every selected suite run must be ok with every check
+//! passed, and every existing baseline file it would replace must be
+//! readable, before any file is written; then every file is staged and
+//! renamed into place together ([`baseline::write_all`]). A file whose
+//! content would not change is left as it is.
+
+use super::baseline::{self, Baseline, BaselineCell, Testbed, FORMAT};
+use super::cells::{self, CellKey};
+use crate::results::{Run, Status, SuiteRun, TargetResult};
+use anyhow::{bail, Result};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Writes `baselines/<target>/<suite>.json` for each selected target and
+/// suite of `run` (all of them when a filter is `None`), recording `commit`.
+/// Returns one line per file (or skipped target) saying what changed, e.g.
+/// `baselines/aarch64/atomic.json: 12 cells (3 new, 1 removed, 8 updated)`.
+pub fn update_baselines(
+    run: &Run,
+    baselines: &Path,
+    targets: Option<&[String]>,
+    suites: Option<&[String]>,
+    commit: &str,
+) -> Result<Vec<String>> {
+    check_names(
+        "target",
+        targets,
+        run.targets.iter().map(|t| t.name.as_str()).collect(),
+    )?;
+    check_names(
+        "suite",
+        suites,
+        run.targets
+            .iter()
+            .flat_map(|t| &t.suites)
+            .map(|s| s.suite.as_str())
+            .collect(),
+    )?;
+    let named =
+        |list: Option<&[String]>, name: &str| list.is_some_and(|l| l.iter().any(|n| n == name));
+    let mut lines = Vec::new();
+    let mut refusals = Vec::new();
+    let mut selected: Vec<(&TargetResult, &SuiteRun)> = Vec::new();
+    for t in &run.targets {
+        if targets.is_some() && !named(targets, &t.name) {
+            continue;
+        }
+        let runs: Vec<&SuiteRun> = t
+            .suites
+            .iter()
+            .filter(|s| suites.is_none() || named(suites, &s.suite))
+            .collect();
+        match &t.status {
+            Status::NotRun(why) if named(targets, &t.name) => {
+                refusals.push(format!("{}: not run: {why}", t.name))
+            }
+            Status::NotRun(why) => {
+                lines.push(format!("{}: not run ({why}): no baseline written", t.name))
+            }
+            Status::Failed(why) if t.suites.is_empty() => refusals.push(format!(
+                "{}: failed before its suites ran: {why} (leave it out with --targets)",
+                t.name
+            )),
+            _ => {}
+        }
+        for s in runs {
+            let failed: Vec<_> = s.checks.iter().filter(|c| !c.ok).collect();
+            if let Some(c) = failed.first() {
+                refusals.push(format!(
+                    "{}/{}: {} failed check(s), e.g. {} in {} [{}]: {}",
+                    t.name,
+                    s.suite,
+                    failed.len(),
+                    c.name,
+                    c.bench,
+                    crate::protocol::case_label(&c.case),
+                    c.details
+                ));
+            } else if s.status != Status::Ok {
+                refusals.push(format!("{}/{}: {}", t.name, s.suite, s.status.label()));
+            }
+            selected.push((t, s));
+        }
+    }
+    if refusals.is_empty() && selected.is_empty() {
+        bail!("nothing to record: the selection holds no suite runs");
+    }
+    // Every existing file must be readable before anything is written.
+    let mut plans = Vec::new();
+    for (t, s) in &selected {
+        let path = baseline::path(baselines, &t.name, &s.suite);
+        match baseline::read(&path, &t.name, &s.suite) {
+            Ok(old) => plans.push(plan(run, t, s, path, old, commit)),
+            Err(e) => refusals.push(format!("refusing to overwrite {}: {e:#}", path.display())),
+        }
+    }
+    if !refusals.is_empty() {
+        bail!(
+            "baseline update refused, nothing written:\n  - {}",
+            refusals.join("\n  - ")
+        );
+    }
+    for stale in baseline::remove_stale_temps(baselines) {
+        lines.push(format!(
+            "removed {}, left by an interrupted update",
+            stale.display()
+        ));
+    }
+    let files: Vec<(PathBuf, String)> = plans
+        .iter()
+        .filter_map(|p| p.text.clone().map(|t| (p.path.clone(), t)))
+        .collect();
+    baseline::write_all(&files)?;
+    lines.extend(plans.into_iter().map(|p| p.line));
+    Ok(lines)
+}
+
+fn check_names(what: &str, given: Option<&[String]>, valid: BTreeSet<&str>) -> Result<()> {
+    for name in given.unwrap_or_default() {
+        if !valid.contains(name.as_str()) {
+            let valid: Vec<&str> = valid.iter().copied().collect();
+            anyhow::bail!(
+                "unknown {what} `{name}` for this run; it has: {}",
+                valid.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The baseline that records suite run `s` of target `t` of `run`.
+pub fn baseline_of(run: &Run, t: &TargetResult, s: &SuiteRun, commit: &str) -> Baseline {
+    Baseline {
+        format: FORMAT,
+        target: t.name.clone(),
+        suite: s.suite.clone(),
+        testbed: Testbed::of(run, t),
+        commit: commit.to_string(),
+        date: run.started.clone(),
+        cells: cells::collect(&s.samples)
+            .iter()
+            .map(BaselineCell::from_run)
+            .collect(),
+    }
+}
+
+struct Plan {
+    path: PathBuf,
+    /// The new text, `None` when the file stays as it is.
+    text: Option<String>,
+    line: String,
+}
+
+fn plan(
+    run: &Run,
+    t: &TargetResult,
+    s: &SuiteRun,
+    path: PathBuf,
+    old: Option<Baseline>,
+    commit: &str,
+) -> Plan {
+    let new = baseline_of(run, t, s, commit);
+    let n = new.cells.len();
+    let shown = path.display().to_string();
+    let Some(old) = old else {
+        return Plan {
+            text: Some(baseline::to_text(&new)),
+            line: format!("{shown}: {n} cells (new file)"),
+            path,
+        };
+    };
+    let before: BTreeMap<CellKey, &BaselineCell> = old.cells.iter().map(|c| (c.key(), c)).collect();
+    let after: BTreeMap<CellKey, &BaselineCell> = new.cells.iter().map(|c| (c.key(), c)).collect();
+    let added = after.keys().filter(|k| !before.contains_key(k)).count();
+    let removed = before.keys().filter(|k| !after.contains_key(k)).count();
+    let updated = after
+        .iter()
+        .filter(|(k, c)| before.get(k).is_some_and(|b| b != *c))
+        .count();
+    let testbed = old.testbed.differences(&new.testbed);
+    if added + removed + updated == 0 && testbed.is_empty() {
+        return Plan {
+            text: None,
+            line: format!("{shown}: {n} cells, unchanged"),
+            path,
+        };
+    }
+    let mut line =
+        format!("{shown}: {n} cells ({added} new, {removed} removed, {updated} updated)");
+    if !testbed.is_empty() {
+        line.push_str(&format!("; testbed changed: {}", testbed.join("; ")));
+    }
+    Plan {
+        text: Some(baseline::to_text(&new)),
+        line,
+        path,
+    }
+}

@@ -1,0 +1,36 @@
+//! lockmatrix's core: everything between `targets.yaml` and a verdict,
+//! with no terminal output and no package installation (the `xtask` binary
+//! does both). The pipeline, in the order a run goes through it:
+//!
+//! - [`config`]: `targets.yaml`; [`select`]: `--targets` and `--suites`;
+//! - [`toolchain`] and [`readiness`]: what builds and runs each target, or
+//!   what is missing;
+//! - [`build`]: cross-building the suites (and [`plugin`], the QEMU
+//!   instruction counter);
+//! - [`runner`]: running a suite binary natively, under QEMU or over ssh;
+//!   [`protocol`]: reading what it prints;
+//! - [`matrix`]: the whole run, every target and suite, with `--against`
+//!   the base revision beside it;
+//! - [`results`]: what a run leaves in `results/<run-id>/`;
+//! - [`gate`]: the verdict, against stored baselines or the base revision;
+//! - [`report`]: the terminal tables and the seeds' tables;
+//! - [`ci`]: the GitHub Actions workflows rendered from `targets.yaml`.
+//!
+//! [`observe`] carries progress out to whoever shows it; [`host`] records
+//! the machine a run happened on.
+
+pub mod build;
+pub mod ci;
+pub mod config;
+pub mod gate;
+pub mod host;
+pub mod matrix;
+pub mod observe;
+pub mod plugin;
+pub mod protocol;
+pub mod readiness;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod select;
+pub mod toolchain;

@@ -1,0 +1,468 @@
+//! The matrix: build every selected suite for every selected target, run
+//! them, and record everything in a run directory. One target's failure
+//! never stops the others.
+//!
+//! With `--against REV` the base revision is built too ([`worktree`]) and
+//! runs beside this tree, round for round ([`plan`]); its run is kept as
+//! `base/run.json` in the run directory. The steps: [`prepare`] (checks
+//! that need nothing installed), [`packages_needed`] (for the caller to
+//! install), [`run`].
+
+mod plan;
+mod site;
+mod worktree;
+
+pub use plan::{rounds, AB_ROUNDS};
+
+use crate::build::{self, Built, Job, Tree};
+use crate::config::{Config, RunnerKind, Target};
+use crate::host;
+use crate::observe::{Event, Observer};
+use crate::readiness::{self, Readiness};
+use crate::results::{
+    self, Against, Failure, Profile, Run, Status, SuiteFailure, TargetResult, ToolInfo,
+};
+use crate::runner::ssh;
+use crate::select::{Selected, Suite};
+use crate::toolchain;
+use anyhow::Result;
+use site::{record, Site, SuiteRuns};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub struct Options {
+    pub profile: Profile,
+    pub rounds: Option<u32>,
+    pub timeout_secs: Option<u64>,
+    pub results_dir: PathBuf,
+    pub features: Vec<String>,
+    /// A git revision to build as well and interleave with this tree's
+    /// rounds (`--against`).
+    pub against: Option<String>,
+    /// Do not count instructions (no plugin, no counted runs).
+    pub no_insns: bool,
+}
+
+/// What [`prepare`] settled before anything is installed or built.
+pub struct Prepared {
+    /// With `--against`: the base revision's worktree.
+    pub base: Option<worktree::Worktree>,
+}
+
+impl Prepared {
+    /// Old `--against` worktrees removed from the cache.
+    pub fn removed_worktrees(&self) -> &[PathBuf] {
+        self.base.as_ref().map_or(&[], |w| &w.removed)
+    }
+}
+
+/// A matrix run, and with `--against` the base revision's run made in the
+/// same session, round for round.
+pub struct Outcome {
+    pub run: Run,
+    pub dir: PathBuf,
+    pub base: Option<Run>,
+}
+
+/// Checks what can be checked before installing anything: the results
+/// directory takes a run, and `--against` names a revision (checked out).
+pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared> {
+    results::check_writable(&opts.results_dir)?;
+    let base = match &opts.against {
+        Some(rev) => Some(worktree::check_out(root, rev)?),
+        None => None,
+    };
+    Ok(Prepared { base })
+}
+
+/// The Debian packages the selected targets need: theirs, and Debian's
+/// build-std toolchain when some target has no toolchain yet. `need` is
+/// the suites' `rust-version`.
+pub fn packages_needed(selected: &[Selected], need: toolchain::Version) -> Vec<String> {
+    let active: Vec<&Selected> = selected.iter().filter(|s| s.skip.is_none()).collect();
+    let mut wanted: Vec<String> = active
+        .iter()
+        .flat_map(|s| s.target.packages.clone())
+        .collect();
+    if active
+        .iter()
+        .any(|s| toolchain::discover(&s.target.triple, need).is_err())
+    {
+        wanted.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
+    }
+    wanted
+}
+
+/// What `readiness` found for `t`, as the run records it.
+fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
+    let tool = |p: &PathBuf, version: String| ToolInfo {
+        what: p.display().to_string(),
+        version,
+    };
+    let found = |r: &Option<std::result::Result<PathBuf, String>>| {
+        r.as_ref()
+            .and_then(|e| e.as_ref().ok())
+            .map(|p| tool(p, readiness::emulator_version(p)))
+    };
+    TargetResult {
+        name: t.name.clone(),
+        triple: t.triple.clone(),
+        class: t.class.clone(),
+        runner: t.runner,
+        status: Status::Ok,
+        toolchain: ready.toolchain.as_ref().ok().map(|tc| ToolInfo {
+            what: tc.label.clone(),
+            version: tc.version(),
+        }),
+        build_std: ready.toolchain.as_ref().is_ok_and(|tc| tc.build_std),
+        linker: ready
+            .linker
+            .as_ref()
+            .ok()
+            .map(|p| tool(p, readiness::linker_version(p))),
+        emulator: found(&ready.emulator),
+        counter: found(&ready.counter),
+        build_secs: None,
+        run_secs: None,
+        insns_tolerance: t.insns_tolerance,
+        cpu_model: None,
+        sources_sha256: None,
+        binaries: BTreeMap::new(),
+        suites: Vec::new(),
+    }
+}
+
+/// Each selected target's record and, for those that can be built, the
+/// build job it shares (two hosts of one architecture run the same
+/// binaries). What is missing marks that target failed, not the run.
+fn set_up<'a>(
+    selected: &'a [Selected],
+    need: toolchain::Version,
+) -> (Vec<TargetResult>, Vec<Job<'a>>, Vec<Option<usize>>) {
+    let (mut targets, mut jobs, mut job_of) = (Vec::new(), Vec::<Job>::new(), Vec::new());
+    for s in selected {
+        let t = &s.target;
+        let ready = readiness::check(t, need);
+        let mut result = target_result(t, &ready);
+        let mut job = None;
+        if let Some(why) = &s.skip {
+            result.status = Status::NotRun(why.clone());
+        } else if t.runner == RunnerKind::Ssh && ssh::key_for(t).is_none() {
+            result.status = Status::NotRun(format!(
+                "no runner: set LOCKMATRIX_SSH_KEY (or {}) to the private key for {}",
+                ssh::key_variable(&t.name),
+                t.ssh
+                    .as_ref()
+                    .map_or("?".into(), |h| format!("{}@{}:{}", h.user, h.host, h.port))
+            ));
+        } else if let Some(missing) = ready.missing() {
+            result.status = Status::Failed(Failure::SetUp { missing });
+        } else if let Some(same) = jobs.iter().position(|j| j.target.triple == t.triple) {
+            job = Some(same);
+        } else {
+            job = Some(jobs.len());
+            jobs.push(Job {
+                target: t,
+                toolchain: ready.toolchain.clone().expect("ready"),
+                linker: ready.linker.clone().expect("ready"),
+            });
+        }
+        targets.push(result);
+        job_of.push(job);
+    }
+    (targets, jobs, job_of)
+}
+
+/// The binaries of one build, with their hashes recorded in `target`.
+fn built_binaries<'a>(
+    built: &'a Built,
+    target: &mut TargetResult,
+) -> std::result::Result<&'a BTreeMap<String, PathBuf>, Failure> {
+    let build_failed = |error: &str| {
+        // `error` reads "build failed: ... (log: ...)" or a bare reason.
+        let (error, log) = match error.rsplit_once(" (log: ") {
+            Some((e, log)) => (e, Some(log.trim_end_matches(')').to_string())),
+            None => (error, None),
+        };
+        Failure::Build {
+            error: error.trim_start_matches("build failed: ").to_string(),
+            log,
+        }
+    };
+    let bins = built.binaries.as_ref().map_err(|e| build_failed(e))?;
+    target.sources_sha256 = Some(built.sources.clone());
+    for (suite, path) in bins {
+        let bytes = std::fs::read(path).map_err(|e| Failure::Build {
+            error: format!("reading {}: {e}", path.display()),
+            log: None,
+        })?;
+        target
+            .binaries
+            .insert(suite.clone(), results::sha256(&bytes));
+    }
+    Ok(bins)
+}
+
+/// The QEMU plugin, when some job counts instructions and `--no-insns` is
+/// not given; a plugin that does not build is a warning, not a failure.
+fn plugin(
+    root: &Path,
+    jobs: &[Job],
+    opts: &Options,
+    run: &mut Run,
+    observer: &dyn Observer,
+) -> Option<PathBuf> {
+    let counts = |t: &Target| t.runner == RunnerKind::Qemu || t.counted_under.is_some();
+    if opts.no_insns || !jobs.iter().any(|j| counts(j.target)) {
+        return None;
+    }
+    match crate::plugin::build(root) {
+        Ok(so) => {
+            run.insns_plugin = Some(ToolInfo {
+                what: so.display().to_string(),
+                version: format!("insns-plugin, QEMU plugin API {}", crate::plugin::API),
+            });
+            Some(so)
+        }
+        Err(why) => {
+            observer.event(Event::Warning(&format!("no insns_per_op this run: {why}")));
+            None
+        }
+    }
+}
+
+/// Both sides of one target's run, and where each is recorded.
+struct Sides<'a> {
+    head: (&'a Path, &'a mut TargetResult),
+    base: Option<(&'a Path, &'a mut TargetResult)>,
+}
+
+/// Runs every suite of one target on `site`, recording both sides; a
+/// suite's failure is recorded and the next suite still runs.
+fn run_target(site: &Site, suites: &[&str], sides: Sides, observer: &dyn Observer) -> Result<()> {
+    let Sides { head, base } = sides;
+    let (dir, result) = head;
+    let timeout = site.timeout.as_secs();
+    let mut base = base;
+    let mut failures: Vec<SuiteFailure> = Vec::new();
+    let mut base_failures: Vec<SuiteFailure> = Vec::new();
+    for suite in suites {
+        let step = format!("{}/{suite}", site.target.name);
+        observer.event(Event::StepStarted(&step));
+        let SuiteRuns {
+            head,
+            base: base_run,
+        } = match site.run_suite(suite) {
+            Ok(ran) => ran,
+            Err(failure) => {
+                observer.event(Event::StepDone {
+                    step: &step,
+                    outcome: &format!("failed: {failure}"),
+                });
+                failures.push(SuiteFailure {
+                    suite: suite.to_string(),
+                    failure,
+                });
+                continue;
+            }
+        };
+        if let (Some(b), Some((base_dir, base_result))) = (base_run, base.as_mut()) {
+            if let Status::Failed(failure) = record(base_dir, base_result, suite, b, timeout)? {
+                base_failures.push(SuiteFailure {
+                    suite: suite.to_string(),
+                    failure,
+                });
+            }
+        }
+        let secs = head.outcome.secs;
+        let status = record(dir, result, suite, head, timeout)?;
+        observer.event(Event::StepDone {
+            step: &step,
+            outcome: &format!("{} in {secs:.1}s", status.label()),
+        });
+        if let Status::Failed(failure) = status {
+            failures.push(SuiteFailure {
+                suite: suite.to_string(),
+                failure,
+            });
+        }
+    }
+    result.run_secs.get_or_insert(0.0);
+    if !failures.is_empty() {
+        result.status = Status::Failed(Failure::Suites { suites: failures });
+    }
+    if let (Some((_, b)), false) = (base, base_failures.is_empty()) {
+        b.status = Status::Failed(Failure::Suites {
+            suites: base_failures,
+        });
+    }
+    Ok(())
+}
+
+/// Builds and runs `suites` on every `selected` target, as [`prepare`]d.
+/// Writes `run.json` at once, without `finished` (a run cut short stays
+/// marked incomplete), after every target, and at the end.
+pub fn run(
+    root: &Path,
+    config: &Config,
+    selected: &[Selected],
+    suites: &[Suite],
+    opts: &Options,
+    prepared: &Prepared,
+    observer: &dyn Observer,
+) -> Result<Outcome> {
+    let need = toolchain::rust_version(&root.join("Cargo.toml"));
+    let started = host::utc(host::now_secs());
+    let (run_id, dir) = results::new_run_dir(&opts.results_dir, &started)?;
+    std::fs::create_dir_all(dir.join("logs"))?;
+    observer.event(Event::RunStarted {
+        run_id: &run_id,
+        targets: selected.len(),
+        suites: suites.len(),
+        dir: &dir,
+    });
+    let (targets, jobs, job_of) = set_up(selected, need);
+    let mut run = Run {
+        format: results::FORMAT_VERSION,
+        run_id,
+        started,
+        finished: None,
+        command: std::env::args().skip(1).collect(),
+        profile: opts.profile,
+        host: host::collect(root),
+        insns_plugin: None,
+        against: opts
+            .against
+            .as_ref()
+            .zip(prepared.base.as_ref())
+            .map(|(rev, w)| Against {
+                rev: rev.clone(),
+                commit: w.commit.clone(),
+            }),
+        targets,
+    };
+    results::write(&dir, &run)?;
+
+    let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
+    // The base revision builds first, into the same cache (std is shared;
+    // the suites are rebuilt for each tree, see build.rs).
+    let base_dir = dir.join("base");
+    let base_built = match (&opts.against, &prepared.base) {
+        (Some(rev), Some(w)) => {
+            std::fs::create_dir_all(base_dir.join("logs"))?;
+            observer.event(Event::BuildingBase { rev, tree: &w.path });
+            let tree = Tree {
+                root: &w.path,
+                logs: base_dir.join("logs"),
+                bins: base_dir.join("bin"),
+            };
+            Some(build::build_all(
+                &tree,
+                &jobs,
+                &names,
+                &opts.features,
+                observer,
+            ))
+        }
+        _ => None,
+    };
+    let tree = Tree {
+        root,
+        logs: dir.join("logs"),
+        bins: dir.join("bin"),
+    };
+    let built = build::build_all(&tree, &jobs, &names, &opts.features, observer);
+    let plugin = plugin(root, &jobs, opts, &mut run, observer);
+    let mut base_run = base_built.as_ref().map(|_| {
+        let mut b = run.clone();
+        b.run_id = format!("{}/base", run.run_id);
+        b.against = None;
+        b.host.lockmatrix_commit = run
+            .against
+            .as_ref()
+            .map_or_else(String::new, |a| a.commit.clone());
+        b.host.lockmatrix_dirty = false;
+        b
+    });
+
+    observer.event(Event::Phase {
+        name: "run",
+        steps: jobs.len() * names.len(),
+    });
+    for (i, s) in selected.iter().enumerate() {
+        let Some(j) = job_of[i] else { continue };
+        let t = &s.target;
+        let result = &mut run.targets[i];
+        result.build_secs = Some(built[j].secs);
+        let binaries = built_binaries(&built[j], result);
+        let base_binaries = match (&base_built, base_run.as_mut()) {
+            (Some(b), Some(br)) => {
+                br.targets[i].build_secs = Some(b[j].secs);
+                Some(
+                    built_binaries(&b[j], &mut br.targets[i]).map_err(|f| Failure::Build {
+                        error: format!("base {}: {f}", opts.against.as_deref().unwrap_or_default()),
+                        log: None,
+                    }),
+                )
+            }
+            _ => None,
+        };
+        let (binaries, base_binaries) = match (binaries, base_binaries.transpose()) {
+            (Ok(b), Ok(bb)) => (b, bb),
+            (Err(f), _) | (_, Err(f)) => {
+                result.status = Status::Failed(f.clone());
+                if let Some(br) = base_run.as_mut() {
+                    br.targets[i].status = Status::Failed(f);
+                }
+                continue;
+            }
+        };
+        let remote = match (&t.ssh, ssh::key_for(t)) {
+            (Some(host), Some(key)) if t.runner == RunnerKind::Ssh => {
+                match ssh::Remote::open(host, &key) {
+                    Ok(r) => {
+                        result.cpu_model = r.cpu_model();
+                        Some(r)
+                    }
+                    Err(message) => {
+                        result.status = Status::Failed(Failure::Ssh { message });
+                        continue;
+                    }
+                }
+            }
+            _ => None,
+        };
+        let site = Site {
+            target: t,
+            binaries,
+            base_binaries,
+            remote: remote.as_ref(),
+            plugin: plugin.as_deref(),
+            timeout: Duration::from_secs(opts.timeout_secs.unwrap_or(config.timeout_secs(t))),
+            profile: opts.profile,
+            rounds: opts.rounds,
+        };
+        let sides = Sides {
+            head: (&dir, result),
+            base: base_run
+                .as_mut()
+                .map(|b| (base_dir.as_path(), &mut b.targets[i])),
+        };
+        run_target(&site, &names, sides, observer)?;
+        results::write(&dir, &run)?;
+    }
+    observer.event(Event::PhaseDone);
+
+    run.finished = Some(host::utc(host::now_secs()));
+    if let Some(base) = &mut base_run {
+        base.finished = run.finished.clone();
+        results::write(&base_dir, base)?;
+    }
+    results::write(&dir, &run)?;
+    Ok(Outcome {
+        run,
+        dir,
+        base: base_run,
+    })
+}

@@ -1,0 +1,279 @@
+//! Which invocations of a suite a target gets, and how their output is
+//! folded into one suite run per side.
+
+use crate::config::{RunnerKind, Target};
+use crate::protocol::Parsed;
+use crate::results::Profile;
+use crate::runner::{Exit, Outcome};
+
+/// Rounds per side on real hardware with `--against` (quick, full). Chosen
+/// by `validate-gate` on a 2-vCPU VM: see the README's "The regression
+/// gate".
+pub const AB_ROUNDS: (u32, u32) = (30, 40);
+
+/// Which build a step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Head,
+    Base,
+}
+
+/// One invocation of a suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub side: Side,
+    pub args: Vec<String>,
+    /// The round number its samples get (one-round invocations).
+    pub round: Option<u32>,
+    /// Under the target's `counted_under` emulator, for `insns_per_op` only.
+    pub counted: bool,
+}
+
+/// Rounds per side: the profile's, or with `--against` on real hardware
+/// the paired test's ([`AB_ROUNDS`]); `rounds` (`--rounds`) overrides both.
+pub fn rounds(profile: Profile, rounds: Option<u32>, paired: bool) -> u32 {
+    let full = profile == Profile::Full;
+    rounds.unwrap_or(match (paired, full) {
+        (false, false) => 5,
+        (false, true) => 15,
+        (true, false) => AB_ROUNDS.0,
+        (true, true) => AB_ROUNDS.1,
+    })
+}
+
+/// The invocations of one suite on `t`. Under QEMU (timing advisory, slow
+/// start-up) one invocation per side does all rounds. Elsewhere each round
+/// is its own invocation: contended cells jump between levels from one
+/// process to the next (the host moves the vCPUs), so rounds from one
+/// process understate the noise a later run sees. With `against` the sides
+/// alternate, base first in even rounds, head first in odd ones, so neither
+/// always runs warm. Last, with `counted`, one counting invocation per side.
+pub fn plan(
+    t: &Target,
+    profile: Profile,
+    rounds_flag: Option<u32>,
+    against: bool,
+    counted: bool,
+) -> Vec<Step> {
+    let sides: &[Side] = if against {
+        &[Side::Base, Side::Head]
+    } else {
+        &[Side::Head]
+    };
+    let base_args = || vec!["--profile".to_string(), profile.name().to_string()];
+    let once = |args: Vec<String>, counted: bool| {
+        sides.iter().map(move |&side| Step {
+            side,
+            args: args.clone(),
+            round: None,
+            counted,
+        })
+    };
+    let mut steps: Vec<Step> = Vec::new();
+    if t.runner == RunnerKind::Qemu {
+        let mut args = base_args();
+        if let Some(r) = rounds_flag {
+            args.extend(["--rounds".to_string(), r.to_string()]);
+        }
+        steps.extend(once(args, false));
+    } else {
+        for r in 0..rounds(profile, rounds_flag, against) {
+            let mut order = sides.to_vec();
+            if r % 2 == 1 {
+                order.reverse();
+            }
+            let mut args = base_args();
+            args.extend(["--rounds", "1", "--seed"].map(String::from));
+            args.push((r + 1).to_string());
+            steps.extend(order.into_iter().map(|side| Step {
+                side,
+                args: args.clone(),
+                round: Some(r),
+                counted: false,
+            }));
+        }
+    }
+    if counted {
+        let mut args = base_args();
+        args.extend(["--rounds", "1"].map(String::from));
+        steps.extend(once(args, true));
+    }
+    steps
+}
+
+/// One side's invocations of a suite, folded into one outcome and its
+/// records, with the commands that reproduce them.
+pub struct Folded {
+    pub outcome: Outcome,
+    pub parsed: Parsed,
+    pub command: String,
+    pub counted_command: Option<String>,
+}
+
+impl Folded {
+    /// Adds one invocation: an invocation of one round gets that round's
+    /// number, a counted one keeps only its counts.
+    pub fn add(acc: &mut Option<Folded>, o: Outcome, mut p: Parsed, step: &Step, command: String) {
+        if let Some(round) = step.round {
+            for s in &mut p.samples {
+                s.round = round;
+            }
+        }
+        if step.counted {
+            // Emulated time means nothing here: only the counts are kept.
+            p.samples.retain(|s| s.metric == "insns_per_op");
+        }
+        let Some(f) = acc else {
+            *acc = Some(Folded {
+                outcome: o,
+                parsed: p,
+                command: if step.counted {
+                    String::new()
+                } else {
+                    command.clone()
+                },
+                counted_command: step.counted.then_some(command),
+            });
+            return;
+        };
+        if step.counted {
+            f.counted_command = Some(command);
+        } else if f.command.is_empty() {
+            f.command = command;
+        }
+        if f.outcome.exit == Exit::Code(0) {
+            f.outcome.exit = o.exit;
+        }
+        f.outcome.stdout.push_str(&o.stdout);
+        f.outcome.stderr.push_str(&o.stderr);
+        f.outcome.secs += o.secs;
+        f.parsed.env = f.parsed.env.take().or(p.env);
+        f.parsed.samples.extend(p.samples);
+        f.parsed.checks.extend(p.checks);
+        f.parsed.bad_lines.extend(p.bad_lines);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(runner: RunnerKind) -> Target {
+        let text = format!(
+            "name: t\nclass: c\ntriple: x86_64-unknown-linux-gnu\nrunner: {}\n{}packages: []\nenabled: true\n",
+            runner.name(),
+            if runner == RunnerKind::Qemu { "emulator: qemu-x86_64\n" } else { "" }
+        );
+        serde_norway::from_str(&text).unwrap()
+    }
+
+    fn shape(steps: &[Step]) -> Vec<(Side, Option<u32>, bool)> {
+        steps.iter().map(|s| (s.side, s.round, s.counted)).collect()
+    }
+
+    #[test]
+    fn native_rounds_are_invocations_and_against_alternates_which_side_goes_first() {
+        let t = target(RunnerKind::Native);
+        let alone = plan(&t, Profile::Quick, Some(3), false, false);
+        assert_eq!(
+            shape(&alone),
+            [
+                (Side::Head, Some(0), false),
+                (Side::Head, Some(1), false),
+                (Side::Head, Some(2), false)
+            ]
+        );
+        assert!(alone[1].args.ends_with(&[
+            "--rounds".into(),
+            "1".into(),
+            "--seed".into(),
+            "2".into()
+        ]));
+        let ab = plan(&t, Profile::Quick, Some(2), true, true);
+        assert_eq!(
+            shape(&ab),
+            [
+                (Side::Base, Some(0), false),
+                (Side::Head, Some(0), false),
+                (Side::Head, Some(1), false),
+                (Side::Base, Some(1), false),
+                (Side::Base, None, true),
+                (Side::Head, None, true),
+            ]
+        );
+        // Both sides of a pair run the same arguments.
+        assert_eq!(ab[0].args, ab[1].args);
+        assert_eq!(
+            plan(&t, Profile::Quick, None, true, false).len(),
+            2 * AB_ROUNDS.0 as usize
+        );
+    }
+
+    #[test]
+    fn qemu_runs_each_side_once_with_all_its_rounds() {
+        let t = target(RunnerKind::Qemu);
+        let ab = plan(&t, Profile::Quick, Some(4), true, false);
+        assert_eq!(
+            shape(&ab),
+            [(Side::Base, None, false), (Side::Head, None, false)]
+        );
+        assert!(ab[0].args.ends_with(&["--rounds".into(), "4".into()]));
+    }
+
+    fn outcome(stdout: &str) -> Outcome {
+        Outcome {
+            exit: Exit::Code(0),
+            stdout: stdout.into(),
+            stderr: String::new(),
+            secs: 1.0,
+        }
+    }
+
+    const ENV: &str = r#"{"type":"env","protocol":2,"suite":"s","arch":"x","endian":"little","pointer_width":64,"cpus":2,"timer":"t","timer_unit":"ns","timer_hz":1e9,"relax":"none","profile":"quick","seed":1,"pinned":true,"variants":{}}"#;
+
+    fn sample(metric: &str, value: f64) -> String {
+        format!(
+            r#"{{"type":"sample","suite":"s","bench":"b","case":{{}},"metric":"{metric}","unit":"ns","better":"lower","gating":true,"round":0,"value":{value}}}"#
+        )
+    }
+
+    #[test]
+    fn folding_numbers_rounds_and_keeps_only_counts_from_a_counted_run() {
+        let t = target(RunnerKind::Native);
+        let steps = plan(&t, Profile::Quick, Some(2), false, true);
+        let mut acc = None;
+        for (i, step) in steps.iter().enumerate() {
+            let text = format!(
+                "{ENV}\n{}\n{}\n",
+                sample("ticks_per_op", 10.0 + i as f64),
+                sample("insns_per_op", 7.0)
+            );
+            let o = outcome(&text);
+            let p = crate::protocol::parse(&o.stdout);
+            Folded::add(&mut acc, o, p, step, format!("cmd{i}"));
+        }
+        let f = acc.unwrap();
+        let ticks: Vec<(u32, Option<f64>)> = f
+            .parsed
+            .samples
+            .iter()
+            .filter(|s| s.metric == "ticks_per_op")
+            .map(|s| (s.round, s.value))
+            .collect();
+        // The counted run's emulated time is dropped; its count kept.
+        assert_eq!(ticks, [(0, Some(10.0)), (1, Some(11.0))]);
+        let insns = f
+            .parsed
+            .samples
+            .iter()
+            .filter(|s| s.metric == "insns_per_op")
+            .count();
+        assert_eq!(insns, 3);
+        assert_eq!(
+            (f.command.as_str(), f.counted_command.as_deref()),
+            ("cmd0", Some("cmd2"))
+        );
+        assert_eq!(f.outcome.secs, 3.0);
+        assert!(f.parsed.bad_lines.is_empty());
+    }
+}

@@ -1,0 +1,140 @@
+//! Running one target's suites where they run: natively, under QEMU, or
+//! on an ssh host, one side or both, as [`plan`](super::plan::plan) says.
+
+use super::plan::{plan, Folded, Side};
+use crate::config::Target;
+use crate::protocol;
+use crate::results::{self, Failure, Profile, Status, TargetResult};
+use crate::runner::{self, ssh::Remote, Exit};
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where one target's suites run: its binaries (and the base revision's),
+/// the ssh session, the plugin and the timeout.
+pub struct Site<'a> {
+    pub target: &'a Target,
+    pub binaries: &'a BTreeMap<String, PathBuf>,
+    pub base_binaries: Option<&'a BTreeMap<String, PathBuf>>,
+    pub remote: Option<&'a Remote>,
+    pub plugin: Option<&'a Path>,
+    pub timeout: Duration,
+    pub profile: Profile,
+    pub rounds: Option<u32>,
+}
+
+/// One suite's runs on a site: this tree's and, with `--against`, the
+/// base revision's.
+pub struct SuiteRuns {
+    pub head: Folded,
+    pub base: Option<Folded>,
+}
+
+impl Site<'_> {
+    /// Runs one step's binary; returns how it ended and the command that
+    /// reproduces it. A counted step runs here under the target's
+    /// `counted_under` emulator, whatever the target's runner.
+    fn exec(
+        &self,
+        step: &super::plan::Step,
+        binary: &Path,
+        suite: &str,
+        copied: &mut Vec<PathBuf>,
+    ) -> Result<(runner::Outcome, String), Failure> {
+        let local = |inv: runner::Invocation| {
+            // A fixed working directory: the run's own differs every time.
+            runner::execute(&inv, Path::new("/"), self.timeout)
+                .map(|o| (o, inv.shell()))
+                .map_err(|e| Failure::Start {
+                    message: format!("cannot start {}: {e}", inv.program),
+                })
+        };
+        if step.counted {
+            let emulator = self.target.counted_under.as_deref().unwrap_or_default();
+            return local(runner::under_qemu(
+                emulator,
+                binary,
+                &step.args,
+                self.plugin,
+            ));
+        }
+        let Some(r) = self.remote else {
+            return local(runner::invocation(
+                self.target,
+                binary,
+                &step.args,
+                self.plugin,
+            ));
+        };
+        // On an ssh host each binary is copied once, then run per round.
+        let name = match step.side {
+            Side::Base => format!("{suite}.base"),
+            Side::Head => suite.to_string(),
+        };
+        let ssh = |message| Failure::Ssh { message };
+        if !copied.iter().any(|c| c == binary) {
+            r.copy(binary, &name).map_err(ssh)?;
+            copied.push(binary.to_path_buf());
+        }
+        r.run(&name, &step.args, self.timeout).map_err(ssh)
+    }
+
+    /// Runs one suite step by step. Stops at the first crash, hang or
+    /// failed exit, which is then reported once.
+    pub fn run_suite(&self, suite: &str) -> Result<SuiteRuns, Failure> {
+        let mut copied = Vec::new();
+        let counted = self.plugin.is_some() && self.target.counted_under.is_some();
+        let against = self.base_binaries.is_some();
+        let (mut head, mut base) = (None, None);
+        for step in plan(self.target, self.profile, self.rounds, against, counted) {
+            let (binaries, acc) = match step.side {
+                Side::Head => (self.binaries, &mut head),
+                Side::Base => (
+                    self.base_binaries.expect("a base step has base binaries"),
+                    &mut base,
+                ),
+            };
+            let (o, command) = self.exec(&step, &binaries[suite], suite, &mut copied)?;
+            let parsed = protocol::parse(&o.stdout);
+            let ended_badly = o.exit != Exit::Code(0);
+            Folded::add(acc, o, parsed, &step, command);
+            if ended_badly {
+                break;
+            }
+        }
+        Ok(SuiteRuns {
+            head: head.ok_or(Failure::Silent {
+                missing: "invocation".into(),
+            })?,
+            base,
+        })
+    }
+}
+
+/// Records one side's suite run in its target and in the run directory
+/// `dir` (`<target>/<suite>.jsonl` and `.stderr`); returns its status.
+pub fn record(
+    dir: &Path,
+    target: &mut TargetResult,
+    suite: &str,
+    folded: Folded,
+    timeout_secs: u64,
+) -> Result<Status> {
+    let out_dir = dir.join(&target.name);
+    std::fs::create_dir_all(&out_dir)?;
+    let Folded {
+        outcome,
+        parsed,
+        command,
+        counted_command,
+    } = folded;
+    std::fs::write(out_dir.join(format!("{suite}.jsonl")), &outcome.stdout)?;
+    std::fs::write(out_dir.join(format!("{suite}.stderr")), &outcome.stderr)?;
+    let status = results::judge(&outcome, &parsed, timeout_secs);
+    let mut run = results::suite_run(suite, command, &outcome, parsed, status.clone());
+    run.counted_command = counted_command;
+    target.suites.push(run);
+    target.run_secs = Some(target.run_secs.unwrap_or(0.0) + outcome.secs);
+    Ok(status)
+}

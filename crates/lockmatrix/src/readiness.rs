@@ -1,0 +1,71 @@
+//! What each target will build and run with, or exactly what is missing and
+//! which Debian package provides it: `doctor` shows it, `matrix` uses it.
+
+use crate::config::{RunnerKind, Target};
+use crate::toolchain::{self, command_version, which, Toolchain};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The tools one target needs, each found or with the reason it is not.
+pub struct Readiness {
+    pub toolchain: Result<Toolchain, String>,
+    pub linker: Result<PathBuf, String>,
+    /// `None` for runners without an emulator.
+    pub emulator: Option<Result<PathBuf, String>>,
+    /// The emulator that counts a native or ssh target's instructions
+    /// (`counted_under`); `None` when it has none.
+    pub counter: Option<Result<PathBuf, String>>,
+}
+
+impl Readiness {
+    /// The first missing piece, if any.
+    pub fn missing(&self) -> Option<String> {
+        let emulator = self.emulator.as_ref().and_then(|e| e.as_ref().err());
+        let counter = self.counter.as_ref().and_then(|e| e.as_ref().err());
+        self.toolchain
+            .as_ref()
+            .err()
+            .or(self.linker.as_ref().err())
+            .or(emulator)
+            .or(counter)
+            .cloned()
+    }
+}
+
+fn packages_hint(t: &Target) -> String {
+    if t.packages.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (Debian packages for this target: {})",
+            t.packages.join(" ")
+        )
+    }
+}
+
+/// What `t` needs and whether this machine has it; `need` is the suites'
+/// `rust-version`.
+pub fn check(t: &Target, need: toolchain::Version) -> Readiness {
+    let linker_name = t.linker.clone().unwrap_or_else(|| "cc".into());
+    let linker = which(&linker_name)
+        .ok_or_else(|| format!("linker {linker_name} not found{}", packages_hint(t)));
+    let find = |name: &str| {
+        which(name).ok_or_else(|| format!("emulator {name} not found (Debian package qemu-user)"))
+    };
+    let emulator =
+        (t.runner == RunnerKind::Qemu).then(|| find(t.emulator.as_deref().unwrap_or_default()));
+    Readiness {
+        toolchain: toolchain::discover(&t.triple, need),
+        linker,
+        emulator,
+        counter: t.counted_under.as_deref().map(find),
+    }
+}
+
+pub fn emulator_version(path: &PathBuf) -> String {
+    command_version(Command::new(path).arg("--version"))
+}
+
+pub fn linker_version(path: &PathBuf) -> String {
+    command_version(Command::new(path).arg("--version"))
+}

@@ -1,0 +1,98 @@
+//! `cargo xtask report --tables`: the seeds' tables, in the shapes users
+//! know from the mailing-list threads in `seeds/`, one block per target.
+
+mod seed000;
+mod seed001;
+mod seed002;
+mod seed003;
+
+use crate::protocol::Sample;
+use crate::report::table::{median, to_ns};
+use crate::results::{Run, SuiteRun};
+use serde_json::Value;
+
+/// The median over rounds of `metric` in the cell whose case has all of
+/// `case`'s key/value pairs, converted to nanoseconds when it is in ticks
+/// (other units, such as ops and counts, as they are).
+pub fn cell(s: &SuiteRun, bench: &str, case: &[(&str, Value)], metric: &str) -> Option<f64> {
+    let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
+    let matches = |x: &Sample| {
+        x.bench == bench
+            && x.metric == metric
+            && case.iter().all(|(k, v)| x.case.get(*k) == Some(v))
+    };
+    let mut values: Vec<f64> = s
+        .samples
+        .iter()
+        .filter(|x| matches(x))
+        .filter_map(|x| to_ns(x, hz).or(x.value))
+        .collect();
+    median(&mut values)
+}
+
+pub fn fmt(v: Option<f64>, decimals: usize) -> String {
+    v.map_or("-".into(), |v| format!("{v:.decimals$}"))
+}
+
+/// What ran on each target: the timer and its rate, the spin-wait hint,
+/// the atomics variant, as the suites' env records say.
+fn variants(run: &Run) -> String {
+    let mut rows = vec![[
+        "target",
+        "timer",
+        "ticks/s",
+        "relax",
+        "local CAS",
+        "arm64 LSE",
+        "64-bit atomics",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for t in &run.targets {
+        let Some(env) = t
+            .suites
+            .iter()
+            .find_map(|s| s.env.as_ref().filter(|_| s.suite == "atomic"))
+            .or_else(|| t.suites.iter().find_map(|s| s.env.as_ref()))
+        else {
+            continue;
+        };
+        let v = |k: &str| match env.variants.get(k) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Bool(b)) => {
+                if *b {
+                    "yes".into()
+                } else {
+                    "no".into()
+                }
+            }
+            _ => "-".into(),
+        };
+        rows.push(vec![
+            t.name.clone(),
+            env.timer.clone(),
+            format!("{:.3e}", env.timer_hz),
+            env.relax.clone(),
+            v("cas_local"),
+            v("lse"),
+            v("atomic_64bit"),
+        ]);
+    }
+    if rows.len() == 1 {
+        return String::new();
+    }
+    format!(
+        "Variants that ran\n{}\n",
+        crate::report::table::render(&rows)
+    )
+}
+
+/// Every seed table the run has data for.
+pub fn render(run: &Run) -> String {
+    let mut out = variants(run);
+    out.push_str(&seed000::render(run));
+    out.push_str(&seed001::render(run));
+    out.push_str(&seed003::render(run));
+    out.push_str(&seed002::render(run));
+    out
+}

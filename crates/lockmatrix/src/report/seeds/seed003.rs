@@ -1,0 +1,92 @@
+//! Seed 003 (Raghavendra, paravirt spinlock stress): total time of a run of
+//! S1 (counter in the lock) and S2 (work outside, variable work inside),
+//! mean (std) over runs, and % improvement against the reference lock.
+
+use crate::report::table::render as columns;
+use crate::results::{Run, SuiteRun};
+use serde_json::Value;
+
+/// The lock every other lock is compared with: the ticket lock, the
+/// baseline "A" of the seed (a plain ticket spinlock kernel).
+const REFERENCE: &str = "ticket";
+
+/// Mean and sample standard deviation of a run's total times, in ms.
+fn mean_std(s: &SuiteRun, bench: &str, lock: &str) -> Option<(f64, f64)> {
+    let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
+    let v: Vec<f64> = s
+        .samples
+        .iter()
+        .filter(|x| {
+            x.bench == bench
+                && x.metric == "total_ticks"
+                && x.case.get("lock").and_then(Value::as_str) == Some(lock)
+        })
+        .filter_map(|x| x.value)
+        .map(|ticks| {
+            if x_is_ns(s) {
+                ticks / 1e6
+            } else {
+                ticks / hz * 1e3
+            }
+        })
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+    } else {
+        0.0
+    };
+    Some((mean, var.sqrt()))
+}
+
+fn x_is_ns(s: &SuiteRun) -> bool {
+    s.env.as_ref().is_some_and(|e| e.timer_unit == "ns")
+}
+
+pub fn render(run: &Run) -> String {
+    let mut out = String::new();
+    for t in &run.targets {
+        let Some(s) = t.suites.iter().find(|s| s.suite == "spinlock") else {
+            continue;
+        };
+        for (bench, title) in [
+            ("stress_s1", "S1: plain counter"),
+            ("stress_s2", "S2: work outside + variable work inside"),
+        ] {
+            let mut locks: Vec<&str> = Vec::new();
+            for x in s.samples.iter().filter(|x| x.bench == bench) {
+                if let Some(l) = x.case.get("lock").and_then(Value::as_str) {
+                    if !locks.contains(&l) {
+                        locks.push(l);
+                    }
+                }
+            }
+            if locks.is_empty() {
+                continue;
+            }
+            let reference = mean_std(s, bench, REFERENCE).map(|(m, _)| m);
+            let mut rows = vec![["lock", "total ms (std)", "% improvement w.r.t. ticket"]
+                .map(String::from)
+                .to_vec()];
+            for l in locks {
+                let Some((mean, std)) = mean_std(s, bench, l) else {
+                    continue;
+                };
+                let gain = reference
+                    .filter(|r| *r > 0.0)
+                    .map_or("-".into(), |r| format!("{:+.2}", (r - mean) / r * 100.0));
+                rows.push(vec![l.to_string(), format!("{mean:.3} ({std:.3})"), gain]);
+            }
+            out.push_str(&format!(
+                "Seed 003: {title}, {} ({})\n{}\n",
+                t.name,
+                t.runner,
+                columns(&rows)
+            ));
+        }
+    }
+    out
+}

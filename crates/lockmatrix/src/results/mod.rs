@@ -1,0 +1,450 @@
+//! What a matrix run leaves in `results/<run-id>/`: `run.json` (this
+//! module's types, documented in the README), each suite's raw stdout and
+//! stderr, and the build logs.
+
+use crate::config::RunnerKind;
+use crate::host::Host;
+use crate::protocol::{Check, Env, Parsed, Sample};
+use crate::runner::{Exit, Outcome};
+use anyhow::bail;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The `run.json` format this xtask writes. Version 2 added each suite
+/// run's `stdout_sha256` (a damaged `<target>/<suite>.jsonl` is noticed),
+/// each target's `binaries` and `sources_sha256` (what ran, hashed), its
+/// `counter` and each suite's `counted_command` (instruction counts of
+/// native and ssh targets), and the run's `against`. Version 3 added each
+/// failed status's typed `failure` beside its `reason`. Older runs are
+/// still read, without those.
+pub const FORMAT_VERSION: u32 = 3;
+const OLDEST_FORMAT: u32 = 1;
+
+mod status;
+
+pub use status::{judge, Failure, Status, SuiteFailure};
+
+/// How big a run is: `quick` is CI-sized, `full` is seed-sized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    Quick,
+    Full,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Full => "full",
+        }
+    }
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Profile, String> {
+        match s {
+            "quick" => Ok(Profile::Quick),
+            "full" => Ok(Profile::Full),
+            _ => Err(format!("profile `{s}`: expected quick or full")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
+    pub format: u32,
+    pub run_id: String,
+    pub started: String,
+    pub finished: Option<String>,
+    /// The xtask command line that produced the run.
+    pub command: Vec<String>,
+    pub profile: Profile,
+    pub host: Host,
+    /// The QEMU plugin that counted `insns_per_op`, if one was loaded.
+    #[serde(default)]
+    pub insns_plugin: Option<ToolInfo>,
+    /// With `--against`: the base revision, run beside this one, whose run
+    /// is `base/run.json` in this run's directory.
+    #[serde(default)]
+    pub against: Option<Against>,
+    pub targets: Vec<TargetResult>,
+}
+
+/// The base revision of an `--against` run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Against {
+    /// As given on the command line (`HEAD~1`, `origin/main`, a sha).
+    pub rev: String,
+    /// The commit it named.
+    pub commit: String,
+}
+
+impl Run {
+    /// A run is complete once it recorded when it finished; until then it
+    /// is running, or was interrupted.
+    pub fn complete(&self) -> bool {
+        self.finished.is_some()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// What it is or where it lives (toolchain label, emulator path, ...).
+    pub what: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetResult {
+    pub name: String,
+    pub triple: String,
+    pub class: String,
+    pub runner: RunnerKind,
+    pub status: Status,
+    pub toolchain: Option<ToolInfo>,
+    pub build_std: bool,
+    pub linker: Option<ToolInfo>,
+    pub emulator: Option<ToolInfo>,
+    /// The emulator that counted instructions of a native or ssh target's
+    /// suites (`counted_under` in targets.yaml), with the plugin.
+    #[serde(default)]
+    pub counter: Option<ToolInfo>,
+    pub build_secs: Option<f64>,
+    pub run_secs: Option<f64>,
+    /// How far `insns_per_op` may move before the gate fails (targets.yaml).
+    #[serde(default)]
+    pub insns_tolerance: f64,
+    /// The CPU the suites ran on, where that is not the run's host: an ssh
+    /// host's, or a CI job's in a merged run.
+    #[serde(default)]
+    pub cpu_model: Option<String>,
+    /// SHA-256 of the suite sources the binaries were built from
+    /// (`build::sources_hash`).
+    #[serde(default)]
+    pub sources_sha256: Option<String>,
+    /// Suite name to the SHA-256 of the binary that ran (kept in `bin/`).
+    #[serde(default)]
+    pub binaries: std::collections::BTreeMap<String, String>,
+    pub suites: Vec<SuiteRun>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BadLine {
+    pub line: usize,
+    pub text: String,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuiteRun {
+    pub suite: String,
+    /// The shell command that reproduces this run.
+    pub command: String,
+    /// The command that counted its instructions under QEMU, for a native
+    /// or ssh target with `counted_under`.
+    #[serde(default)]
+    pub counted_command: Option<String>,
+    pub status: Status,
+    pub exit: Exit,
+    pub secs: f64,
+    pub env: Option<Env>,
+    pub samples: Vec<Sample>,
+    pub checks: Vec<Check>,
+    pub bad_lines: Vec<BadLine>,
+    /// The last lines of stderr (all of it is in `<target>/<suite>.stderr`).
+    pub stderr_tail: Vec<String>,
+    /// SHA-256 of the suite's stdout, kept as `<target>/<suite>.jsonl`:
+    /// reading the run checks the file still holds what was parsed.
+    #[serde(default)]
+    pub stdout_sha256: Option<String>,
+}
+
+pub fn suite_run(
+    suite: &str,
+    command: String,
+    outcome: &Outcome,
+    parsed: Parsed,
+    status: Status,
+) -> SuiteRun {
+    let lines: Vec<String> = outcome.stderr.lines().map(str::to_string).collect();
+    SuiteRun {
+        suite: suite.to_string(),
+        command,
+        status,
+        exit: outcome.exit,
+        secs: outcome.secs,
+        env: parsed.env,
+        samples: parsed.samples,
+        checks: parsed.checks,
+        bad_lines: parsed
+            .bad_lines
+            .into_iter()
+            .map(|(line, text, why)| BadLine { line, text, why })
+            .collect(),
+        stderr_tail: lines[lines.len().saturating_sub(20)..].to_vec(),
+        stdout_sha256: Some(sha256(outcome.stdout.as_bytes())),
+        counted_command: None,
+    }
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Makes sure runs can be written under `results` before anything is
+/// built: it is (or can be made) a directory we can create entries in.
+pub fn check_writable(results: &Path) -> Result<()> {
+    if let Err(e) = std::fs::create_dir_all(results) {
+        bail!(
+            "--results {}: cannot create it: {e} (expected a writable directory)",
+            results.display()
+        );
+    }
+    let probe = results.join(format!(".lockmatrix-probe-{}", std::process::id()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = std::fs::remove_dir(&probe);
+            Ok(())
+        }
+        Err(e) => bail!(
+            "--results {}: cannot write there: {e} (expected a writable directory)",
+            results.display()
+        ),
+    }
+}
+
+/// A new, unique run directory under `results`: `YYYYMMDDTHHMMSSZ[-N]`.
+pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf)> {
+    check_writable(results)?;
+    let stamp: String = started
+        .chars()
+        .filter(|c| !matches!(c, '-' | ':'))
+        .collect();
+    for n in 1.. {
+        let id = if n == 1 {
+            stamp.clone()
+        } else {
+            format!("{stamp}-{n}")
+        };
+        let dir = results.join(&id);
+        // create_dir fails if it exists, so concurrent runs never share one.
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok((id, dir)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => bail!("--results: cannot create {}: {e}", dir.display()),
+        }
+    }
+    unreachable!()
+}
+
+/// Writes `run.json` via a temporary file and a rename, so a reader never
+/// sees half a file.
+pub fn write(dir: &Path, run: &Run) -> Result<()> {
+    let tmp = dir.join("run.json.tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(run)?)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join("run.json")).context("renaming run.json into place")?;
+    Ok(())
+}
+
+/// The newest complete run under a results directory, and the newer runs
+/// passed over (each with why: incomplete, or damaged).
+pub struct Newest {
+    pub dir: PathBuf,
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+/// The newest complete run under `results` (run ids sort by time). Runs
+/// that were interrupted, are still running or are damaged are skipped and
+/// named in [`Newest::skipped`].
+pub fn newest(results: &Path) -> Result<Newest> {
+    let entries = match std::fs::read_dir(results) {
+        Ok(entries) => entries,
+        Err(e) => bail!(
+            "{}: cannot read the results directory: {e}; run `cargo xtask matrix` first",
+            results.display()
+        ),
+    };
+    let mut runs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    runs.sort();
+    let mut skipped = Vec::new();
+    for dir in runs.iter().rev() {
+        match read(dir) {
+            Ok(run) if run.complete() => {
+                return Ok(Newest {
+                    dir: dir.clone(),
+                    skipped,
+                })
+            }
+            Ok(_) => skipped.push((
+                dir.clone(),
+                "incomplete (interrupted, or still running)".into(),
+            )),
+            Err(e) => skipped.push((dir.clone(), format!("{e:#}"))),
+        }
+    }
+    bail!(
+        "no complete run in {}: run `cargo xtask matrix` first",
+        results.display()
+    )
+}
+
+/// Reads a run directory's `run.json` and checks that every suite's
+/// `<target>/<suite>.jsonl` still holds what was parsed from it. Any
+/// problem is bad input (exit status 2) naming the file. An incomplete run
+/// reads fine: callers decide whether they can use one ([`Run::complete`]).
+pub fn read(dir: &Path) -> Result<Run> {
+    if !dir.is_dir() {
+        bail!("{}: no such run directory", dir.display());
+    }
+    let path = dir.join("run.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "{}: no run.json: not a run, or one interrupted before it started",
+            dir.display()
+        ),
+        Err(e) => bail!("{}: cannot read: {e}", path.display()),
+    };
+    let format = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("format").and_then(|f| f.as_u64()));
+    if let Some(f) = format.filter(|f| !(OLDEST_FORMAT as u64..=FORMAT_VERSION as u64).contains(f))
+    {
+        bail!(
+            "{}: run format {f}: this xtask reads formats {OLDEST_FORMAT} to {FORMAT_VERSION}",
+            path.display()
+        );
+    }
+    let run: Run = match serde_json::from_str(&text) {
+        Ok(run) => run,
+        Err(e) => bail!(
+            "{}: not a lockmatrix run: {e} (damaged or cut short?)",
+            path.display()
+        ),
+    };
+    for t in &run.targets {
+        for s in &t.suites {
+            for x in &s.samples {
+                if let Some(Err(why)) = x.value.map(|v| crate::gate::cells::check_value(&x.unit, v))
+                {
+                    bail!(
+                        "{}: {}/{} {} [{}] {} round {} is {}: {why} (edited by hand?)",
+                        path.display(),
+                        t.name,
+                        s.suite,
+                        x.bench,
+                        crate::protocol::case_label(&x.case),
+                        x.metric,
+                        x.round,
+                        x.value.unwrap_or_default()
+                    );
+                }
+            }
+            let Some(want) = &s.stdout_sha256 else {
+                continue;
+            };
+            let file = dir.join(&t.name).join(format!("{}.jsonl", s.suite));
+            match std::fs::read(&file) {
+                Ok(bytes) if sha256(&bytes) == *want => {}
+                Ok(_) => bail!(
+                    "{}: damaged: it no longer holds the output {} was read from (sha256 differs)",
+                    file.display(),
+                    path.display()
+                ),
+                Err(e) => bail!(
+                    "{}: {e}: the run is missing the raw output of {}/{}",
+                    file.display(),
+                    t.name,
+                    s.suite
+                ),
+            }
+        }
+    }
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::parse;
+
+    const ENV: &str = r#"{"type":"env","protocol":1,"suite":"s","arch":"x","endian":"little","pointer_width":64,"cpus":2,"timer":"t","timer_unit":"ns","timer_hz":1e9,"relax":"none","profile":"quick","seed":1,"pinned":true,"variants":{}}"#;
+    const SAMPLE: &str = r#"{"type":"sample","suite":"s","bench":"b","case":{},"metric":"m","unit":"ns","better":"lower","round":0,"value":1.0}"#;
+
+    fn outcome(exit: Exit, stdout: String) -> Outcome {
+        Outcome {
+            exit,
+            stdout,
+            stderr: "first\nlast words\n".into(),
+            secs: 0.1,
+        }
+    }
+
+    fn judged(exit: Exit, stdout: String) -> String {
+        let o = outcome(exit, stdout);
+        judge(&o, &parse(&o.stdout), 7).label()
+    }
+
+    #[test]
+    fn judges_each_way_a_run_can_end() {
+        let good = format!("{ENV}\n{SAMPLE}\n");
+        assert_eq!(judged(Exit::Code(0), good.clone()), "ok");
+        assert_eq!(
+            judged(Exit::TimedOut, good.clone()),
+            "failed: hung: killed after the 7s timeout"
+        );
+        assert_eq!(
+            judged(Exit::Signal(11), good.clone()),
+            "failed: crashed: signal 11 (SIGSEGV)"
+        );
+        assert_eq!(
+            judged(Exit::Code(3), good.clone()),
+            "failed: exit status 3: last words"
+        );
+        assert_eq!(
+            judged(Exit::Code(0), format!("{good}oops\n")),
+            "failed: bad output on line 3: `oops`: not a protocol record: expected value at line 1 column 1"
+        );
+        assert_eq!(
+            judged(Exit::Code(0), format!("{ENV}\n")),
+            "failed: no samples in the output"
+        );
+        let bad_check = r#"{"type":"check","suite":"s","bench":"b","case":{"lock":"x"},"name":"mutual_exclusion","ok":false,"details":{"violations":2}}"#;
+        assert_eq!(
+            judged(Exit::Code(1), format!("{good}{bad_check}\n")),
+            "failed: check mutual_exclusion failed in b [lock=x]: {\"violations\":2}"
+        );
+    }
+
+    #[test]
+    fn run_dirs_never_collide() {
+        let tmp = std::env::temp_dir().join(format!("lockmatrix-rundir-{}", std::process::id()));
+        let (a, _) = new_run_dir(&tmp, "2026-11-30T02:00:00Z").unwrap();
+        let (b, _) = new_run_dir(&tmp, "2026-11-30T02:00:00Z").unwrap();
+        assert_eq!(
+            (a.as_str(), b.as_str()),
+            ("20261130T020000Z", "20261130T020000Z-2")
+        );
+        std::fs::remove_dir_all(tmp).unwrap();
+    }
+}

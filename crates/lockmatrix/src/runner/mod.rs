@@ -1,0 +1,219 @@
+//! Running one suite binary on a target: the command line each runner kind
+//! uses, and execution with a timeout, capturing stdout and stderr.
+
+pub mod ssh;
+
+use crate::config::{RunnerKind, Target};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The environment suites run in: nothing inherited, so runs repeat.
+pub const CLEAN_ENV: &[(&str, &str)] = &[("PATH", "/usr/local/bin:/usr/bin:/bin"), ("LC_ALL", "C")];
+
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+impl Invocation {
+    /// How a user reproduces the run from a shell.
+    pub fn shell(&self) -> String {
+        let env: Vec<String> = CLEAN_ENV.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let words: Vec<String> = std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|w| quote(w))
+            .collect();
+        format!("env -i {} {}", env.join(" "), words.join(" "))
+    }
+}
+
+fn quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The command that runs `binary` with `args` on `target` (native and
+/// qemu; ssh targets are run by `ssh.rs`). Under QEMU, `plugin` is loaded
+/// to count instructions.
+pub fn invocation(
+    target: &Target,
+    binary: &Path,
+    args: &[String],
+    plugin: Option<&Path>,
+) -> Invocation {
+    match target.runner {
+        RunnerKind::Qemu => under_qemu(
+            target.emulator.as_deref().unwrap_or_default(),
+            binary,
+            args,
+            plugin,
+        ),
+        RunnerKind::Native | RunnerKind::Ssh => Invocation {
+            program: binary.display().to_string(),
+            args: args.to_vec(),
+        },
+    }
+}
+
+/// `binary` run by the user-mode `emulator`, with `plugin` loaded. argv[0]
+/// is the suite's bare name so the guest's stack, and so its instruction
+/// counts, do not depend on where the binary was built.
+pub fn under_qemu(
+    emulator: &str,
+    binary: &Path,
+    args: &[String],
+    plugin: Option<&Path>,
+) -> Invocation {
+    let path = binary.display().to_string();
+    let name = binary
+        .file_name()
+        .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+    let mut argv = vec!["-0".to_string(), name];
+    if let Some(p) = plugin {
+        argv.extend(["-plugin".to_string(), p.display().to_string()]);
+    }
+    argv.push(path);
+    argv.extend(args.iter().cloned());
+    Invocation {
+        program: emulator.to_string(),
+        args: argv,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    TimedOut,
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub exit: Exit,
+    pub stdout: String,
+    pub stderr: String,
+    pub secs: f64,
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        31 => "SIGSYS",
+        _ => "signal",
+    }
+}
+
+fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.read_to_end(&mut buf);
+        String::from_utf8_lossy(&buf).into_owned()
+    })
+}
+
+/// Runs `inv` in a clean environment, killing it after `timeout`.
+pub fn execute(inv: &Invocation, cwd: &Path, timeout: Duration) -> std::io::Result<Outcome> {
+    use std::os::unix::process::ExitStatusExt;
+    let start = Instant::now();
+    let mut child = Command::new(&inv.program)
+        .args(&inv.args)
+        .env_clear()
+        .envs(CLEAN_ENV.iter().copied())
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let out = drain(child.stdout.take().expect("piped stdout"));
+    let err = drain(child.stderr.take().expect("piped stderr"));
+    let exit = loop {
+        if let Some(status) = child.try_wait()? {
+            break match status.signal() {
+                Some(sig) => Exit::Signal(sig),
+                None => Exit::Code(status.code().unwrap_or(-1)),
+            };
+        }
+        if start.elapsed() >= timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break Exit::TimedOut;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let secs = start.elapsed().as_secs_f64();
+    Ok(Outcome {
+        exit,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        secs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, timeout_ms: u64) -> Outcome {
+        let inv = Invocation {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+        };
+        execute(&inv, Path::new("/"), Duration::from_millis(timeout_ms)).unwrap()
+    }
+
+    #[test]
+    fn captures_output_and_exit_code() {
+        let o = sh("echo out; echo err >&2; exit 3", 5000);
+        assert_eq!(
+            (o.exit, o.stdout.as_str(), o.stderr.as_str()),
+            (Exit::Code(3), "out\n", "err\n")
+        );
+    }
+
+    #[test]
+    fn reports_the_signal_and_kills_on_timeout() {
+        assert_eq!(sh("kill -SEGV $$", 5000).exit, Exit::Signal(11));
+        let o = sh("echo started; exec sleep 30", 300);
+        assert_eq!(o.exit, Exit::TimedOut);
+        assert_eq!(o.stdout, "started\n");
+        assert!(o.secs < 10.0);
+    }
+
+    #[test]
+    fn runs_with_a_clean_environment_and_quotes_the_reproducer() {
+        std::env::set_var("LOCKMATRIX_LEAK_TEST", "1");
+        assert_eq!(
+            sh("echo ${LOCKMATRIX_LEAK_TEST:-clean}", 5000).stdout,
+            "clean\n"
+        );
+        let inv = Invocation {
+            program: "qemu-mips".into(),
+            args: vec!["/a b/atomic".into(), "--rounds".into(), "2".into()],
+        };
+        assert_eq!(
+            inv.shell(),
+            "env -i PATH=/usr/local/bin:/usr/bin:/bin LC_ALL=C qemu-mips '/a b/atomic' --rounds 2"
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! Finding a Rust toolchain that can build for a target, in DESIGN.md's
+//! order: a rustup toolchain with the target's std; a rustup toolchain with
+//! `rust-src` (build-std); Debian's `rustc-web` with `rust-web-src`
+//! (build-std). `cross` is reported when present but needs a container
+//! engine, which these machines lack.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Debian packages that provide the build-std toolchain.
+pub const DEBIAN_RUST: &[&str] = &["rustc-web", "cargo-web", "rust-web-src"];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolchain {
+    /// What it is, for reports: "rustup stable-x86_64-unknown-linux-gnu".
+    pub label: String,
+    pub cargo: PathBuf,
+    pub rustc: PathBuf,
+    /// Compile std from source with `-Zbuild-std`.
+    pub build_std: bool,
+}
+
+impl Toolchain {
+    /// `rustc -V` of this toolchain, or why it could not be read.
+    pub fn version(&self) -> String {
+        command_version(Command::new(&self.rustc).arg("-V"))
+    }
+}
+
+/// First line of a `--version`-style command's stdout.
+pub fn command_version(cmd: &mut Command) -> String {
+    match cmd.output() {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string(),
+        Ok(o) => format!("unknown ({})", o.status),
+        Err(e) => format!("unknown ({e})"),
+    }
+}
+
+/// Looks a program up in `PATH` (or takes it as a path when it has a slash).
+pub fn which(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Path::new(program).is_file().then(|| PathBuf::from(program));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+fn rustup_home() -> Option<PathBuf> {
+    std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".rustup")))
+}
+
+/// Installed rustup toolchains, the default one first.
+fn rustup_toolchains() -> Vec<(String, PathBuf)> {
+    let Some(home) = rustup_home() else {
+        return Vec::new();
+    };
+    let default = std::fs::read_to_string(home.join("settings.toml"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("default_toolchain = ")
+                    .map(|v| v.trim_matches('"').to_string())
+            })
+        })
+        .unwrap_or_default();
+    let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(home.join("toolchains"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(_, p)| p.join("bin/cargo").is_file() && p.join("bin/rustc").is_file())
+        .collect();
+    found.sort_by_key(|(name, _)| {
+        (
+            !name.starts_with(&default) || default.is_empty(),
+            name.clone(),
+        )
+    });
+    found
+}
+
+fn has_std(sysroot: &Path, triple: &str) -> bool {
+    std::fs::read_dir(sysroot.join("lib/rustlib").join(triple).join("lib"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("libstd-"))
+}
+
+fn has_src(sysroot: &Path) -> bool {
+    sysroot
+        .join("lib/rustlib/src/rust/library/std/Cargo.toml")
+        .is_file()
+}
+
+/// A Rust release, as `rust-version` and `rustc -V` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version(pub u32, pub u32, pub u32);
+
+impl Version {
+    /// `1.85`, `1.85.0`, `rustc 1.85.0 (4d91de4e4 2025-02-17)` or
+    /// `1.96.0-nightly`: the first word that starts with a digit.
+    pub fn parse(text: &str) -> Option<Version> {
+        let word = text
+            .split_whitespace()
+            .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))?;
+        let mut parts = word
+            .split(['.', '-'])
+            .map(|p| p.parse::<u32>().ok())
+            .chain(std::iter::repeat(Some(0)));
+        Some(Version(
+            parts.next()??,
+            parts.next()??,
+            parts.next()?.unwrap_or(0),
+        ))
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.0, self.1, self.2)
+    }
+}
+
+/// The `rust-version` a manifest declares (`rust-version = "1.85"`, in
+/// `[package]` or `[workspace.package]`), or 0.0.0 when it declares none.
+pub fn rust_version(manifest: &Path) -> Version {
+    std::fs::read_to_string(manifest)
+        .ok()
+        .and_then(|text| {
+            text.lines().find_map(|l| {
+                let (key, value) = l.split_once('=')?;
+                (key.trim() == "rust-version")
+                    .then(|| Version::parse(value.trim().trim_matches('"')))?
+            })
+        })
+        .unwrap_or(Version(0, 0, 0))
+}
+
+/// What one rustc reports of itself, asked once per process.
+#[derive(Clone)]
+struct RustcFacts {
+    version: String,
+    targets: Vec<String>,
+}
+
+fn facts(rustc: &Path) -> RustcFacts {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<PathBuf, RustcFacts>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(f) = cache.lock().unwrap().get(rustc) {
+        return f.clone();
+    }
+    let targets = Command::new(rustc)
+        .args(["--print", "target-list"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let f = RustcFacts {
+        version: command_version(Command::new(rustc).arg("-V")),
+        targets,
+    };
+    cache.lock().unwrap().insert(rustc.to_path_buf(), f.clone());
+    f
+}
+
+/// The toolchain that will build `triple` with at least `need` (the
+/// `rust-version` of what it builds), or what is missing. A candidate too
+/// old, or one that does not know the triple, is passed over, and named
+/// in the error when no candidate is left.
+pub fn discover(triple: &str, need: Version) -> Result<Toolchain, String> {
+    let rustup = rustup_toolchains();
+    let rustup_pick = |name: &str, dir: &Path, build_std: bool| Toolchain {
+        label: format!("rustup {name}"),
+        cargo: dir.join("bin/cargo"),
+        rustc: dir.join("bin/rustc"),
+        build_std,
+    };
+    let mut candidates: Vec<Toolchain> = Vec::new();
+    candidates.extend(
+        rustup
+            .iter()
+            .filter(|(_, d)| has_std(d, triple))
+            .map(|(name, dir)| rustup_pick(name, dir, false)),
+    );
+    candidates.extend(
+        rustup
+            .iter()
+            .filter(|(_, d)| has_src(d))
+            .map(|(name, dir)| rustup_pick(name, dir, true)),
+    );
+    let debian = Path::new("/usr");
+    if debian.join("bin/rustc").is_file() && has_src(debian) {
+        let cargo = match debian.join("bin/cargo") {
+            c if c.is_file() => c,
+            _ => rustup
+                .first()
+                .map(|(_, d)| d.join("bin/cargo"))
+                .unwrap_or_else(|| "cargo".into()),
+        };
+        candidates.push(Toolchain {
+            label: "debian rustc-web".into(),
+            cargo,
+            rustc: debian.join("bin/rustc"),
+            build_std: true,
+        });
+    }
+    let mut passed_over: Vec<String> = Vec::new();
+    for tc in candidates {
+        let facts = facts(&tc.rustc);
+        match Version::parse(&facts.version) {
+            Some(v) if v >= need => {}
+            _ => {
+                passed_over.push(format!(
+                    "{} [{}] is older than rust-version {need}",
+                    tc.label, facts.version
+                ));
+                continue;
+            }
+        }
+        if tc.build_std && !facts.targets.iter().any(|t| t == triple) {
+            passed_over.push(format!(
+                "{} [{}] does not know the target {triple} (rustc --print target-list)",
+                tc.label, facts.version
+            ));
+            continue;
+        }
+        return Ok(tc);
+    }
+    let mut why = format!(
+        "no toolchain for {triple}: no rustup toolchain has its std or rust-src, and Debian's build-std toolchain is missing (packages: {})",
+        DEBIAN_RUST.join(" ")
+    );
+    if !passed_over.is_empty() {
+        why = format!(
+            "no usable toolchain for {triple}: {}",
+            passed_over.join("; ")
+        );
+    }
+    Err(why)
+}
+
+/// What `cross` would need, for `doctor`.
+pub fn cross_status() -> String {
+    match which("cross") {
+        None => "not installed (optional)".into(),
+        Some(p) => {
+            let engine = ["docker", "podman"].iter().any(|e| {
+                which(e).is_some()
+                    && Command::new(e)
+                        .arg("info")
+                        .output()
+                        .is_ok_and(|o| o.status.success())
+            });
+            if engine {
+                format!(
+                    "{} (container engine running; not used: the toolchains above come first)",
+                    p.display()
+                )
+            } else {
+                format!(
+                    "{} found but unusable: no Docker or Podman engine is running",
+                    p.display()
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_read_from_manifests_and_compilers() {
+        assert_eq!(Version::parse("1.85"), Some(Version(1, 85, 0)));
+        assert_eq!(
+            Version::parse("rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)"),
+            Some(Version(1, 85, 0))
+        );
+        assert_eq!(
+            Version::parse("rustc 1.96.0-nightly (abc 2026-01-01)"),
+            Some(Version(1, 96, 0))
+        );
+        assert_eq!(Version::parse("unknown (No such file)"), None);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        assert_eq!(rust_version(&root.join("Cargo.toml")), Version(1, 85, 0));
+        assert!(rust_version(&root.join("qemu-plugin/Cargo.toml")) > Version(1, 85, 0));
+    }
+
+    #[test]
+    fn too_old_or_unknown_is_passed_over_and_named() {
+        let e = discover("sparc64-unknown-linux-gnu", Version(99, 0, 0)).unwrap_err();
+        assert!(e.contains("older than rust-version 99.0.0"), "{e}");
+        let e = discover("nonsense-unknown-linux-gnu", Version(0, 0, 0)).unwrap_err();
+        assert!(
+            e.contains("does not know the target nonsense-unknown-linux-gnu")
+                || e.contains("rustc-web"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn host_triple_has_a_toolchain_without_build_std() {
+        let t = discover("x86_64-unknown-linux-gnu", Version(1, 85, 0)).unwrap();
+        assert!(!t.build_std, "{t:?}");
+        assert!(t.version().starts_with("rustc "), "{}", t.version());
+    }
+
+    #[test]
+    fn a_triple_nobody_has_needs_build_std_or_is_missing() {
+        match discover("sparc64-unknown-linux-gnu", Version(1, 85, 0)) {
+            Ok(t) => assert!(t.build_std, "{t:?}"),
+            Err(e) => assert!(e.contains("rustc-web"), "{e}"),
+        }
+    }
+
+    #[test]
+    fn which_finds_sh_and_not_nonsense() {
+        assert!(which("sh").is_some());
+        assert!(which("no-such-program-lockmatrix").is_none());
+    }
+}

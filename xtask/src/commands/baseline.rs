@@ -1,0 +1,35 @@
+//! `cargo xtask baseline update`: record a run as the new baselines.
+
+use super::{read_run, resolve};
+use crate::flags::BaselineCommand;
+use anyhow::Result;
+use lockmatrix::gate;
+use std::path::Path;
+
+pub fn run(root: &Path, command: BaselineCommand) -> Result<bool> {
+    let BaselineCommand::Update {
+        targets,
+        suites,
+        from,
+        results,
+        baselines,
+    } = command;
+    let (_, run) = read_run(root, from, &results, "baseline update")?;
+    if run.host.lockmatrix_dirty {
+        eprintln!(
+            "warning: run {} was made from a tree with uncommitted changes",
+            run.run_id
+        );
+    }
+    let lines = gate::update_baselines(
+        &run,
+        &resolve(root, &baselines),
+        targets.as_deref(),
+        suites.as_deref(),
+        &run.host.lockmatrix_commit,
+    )?;
+    for line in lines {
+        println!("{line}");
+    }
+    Ok(true)
+}

@@ -1,0 +1,114 @@
+//! `cargo xtask doctor`: per target, the toolchain, linker and emulator
+//! that will be used, or exactly what is missing and which package gives
+//! it.
+
+use super::resolve;
+use crate::flags::Selection;
+use anyhow::{bail, Result};
+use lockmatrix::config::{Config, RunnerKind};
+use lockmatrix::readiness;
+use lockmatrix::select::{self, Selected};
+use lockmatrix::{config, toolchain};
+use std::path::Path;
+
+pub fn run(root: &Path, selection: Selection) -> Result<bool> {
+    let config = config::load(&resolve(root, &selection.config))?;
+    let targets = select::targets(&config, selection.targets.as_deref())?;
+    let need = toolchain::rust_version(&root.join("Cargo.toml"));
+    if report(&config, &targets, need) {
+        Ok(true)
+    } else {
+        bail!("some targets are not ready: see above")
+    }
+}
+
+/// Prints the report; returns whether every selected target is ready.
+/// `need` is the suites' `rust-version`.
+fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> bool {
+    println!(
+        "lockmatrix doctor: {} ({} targets); suites need Rust {need} or newer (rust-version)",
+        config.path.display(),
+        selected.len()
+    );
+    println!("cross: {}", toolchain::cross_status());
+    let mut ready = true;
+    for s in selected {
+        let t = &s.target;
+        let r = readiness::check(t, need);
+        let state = match (&s.skip, r.missing()) {
+            (Some(why), _) => format!("not run: {why}"),
+            (None, Some(_)) => "NOT READY".to_string(),
+            (None, None) => "ready".to_string(),
+        };
+        ready &= s.skip.is_some() || r.missing().is_none();
+        println!(
+            "\n{} ({}, {}, runner {}): {state}",
+            t.name,
+            t.triple,
+            t.class,
+            t.runner.name()
+        );
+        match &r.toolchain {
+            Ok(tc) => println!(
+                "  toolchain  {} [{}]{}",
+                tc.label,
+                tc.version(),
+                if tc.build_std {
+                    ", builds std from source (-Zbuild-std)"
+                } else {
+                    ", prebuilt std"
+                }
+            ),
+            Err(e) => println!("  toolchain  MISSING: {e}"),
+        }
+        match &r.linker {
+            Ok(p) => println!(
+                "  linker     {} [{}]",
+                p.display(),
+                readiness::linker_version(p)
+            ),
+            Err(e) => println!("  linker     MISSING: {e}"),
+        }
+        match &r.counter {
+            Some(Ok(p)) => println!(
+                "  counted    {} [{}], with the insns plugin",
+                p.display(),
+                readiness::emulator_version(p)
+            ),
+            Some(Err(e)) => println!("  counted    MISSING: {e}"),
+            None => {}
+        }
+        match &r.emulator {
+            Some(Ok(p)) => println!(
+                "  emulator   {} [{}]",
+                p.display(),
+                readiness::emulator_version(p)
+            ),
+            Some(Err(e)) => println!("  emulator   MISSING: {e}"),
+            None if t.runner == RunnerKind::Ssh => {
+                let ssh = t
+                    .ssh
+                    .as_ref()
+                    .map_or("?".into(), |h| format!("{}@{}:{}", h.user, h.host, h.port));
+                println!("  runner     ssh {ssh}")
+            }
+            None => println!("  runner     native (this host)"),
+        }
+    }
+    if !ready {
+        let mut pkgs: Vec<String> = selected
+            .iter()
+            .filter(|s| s.skip.is_none())
+            .flat_map(|s| s.target.packages.clone())
+            .collect();
+        pkgs.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
+        let missing = crate::packages::missing(&pkgs);
+        println!("\nmissing Debian packages: {}", missing.join(" "));
+        println!(
+            "install with: apt-get install -y --no-install-recommends {}",
+            missing.join(" ")
+        );
+        println!("(`cargo xtask matrix` and `cargo xtask test` install them themselves when run as root or with passwordless sudo)");
+    }
+    ready
+}

@@ -1,0 +1,70 @@
+//! `cargo xtask matrix`: check every option, install what is missing,
+//! build and run the matrix, print its tables, and gate it.
+
+use super::{gate_run, resolve};
+use crate::flags::MatrixArgs;
+use crate::{packages, progress};
+use anyhow::{bail, Result};
+use lockmatrix::report::table;
+use lockmatrix::results::{Run, Status};
+use lockmatrix::{config, matrix, select, toolchain};
+use std::path::Path;
+
+pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
+    // Every option is checked before anything is installed or built.
+    args.gate.options().check()?;
+    let config = config::load(&resolve(root, &args.selection.config))?;
+    let selected = select::targets(&config, args.selection.targets.as_deref())?;
+    let suites = select::suites(args.suites.as_deref())?;
+    let opts = matrix::Options {
+        profile: args.profile,
+        rounds: args.rounds,
+        timeout_secs: args.timeout,
+        results_dir: resolve(root, &args.results),
+        features: args.features,
+        against: args.against,
+        no_insns: args.no_insns,
+    };
+    let prepared = matrix::prepare(root, &opts)?;
+    for old in prepared.removed_worktrees() {
+        eprintln!("removed the old --against worktree {}", old.display());
+    }
+    if !args.no_install {
+        let need = toolchain::rust_version(&root.join("Cargo.toml"));
+        packages::ensure(&matrix::packages_needed(&selected, need))?;
+    }
+    let observer = progress::Terminal::default();
+    let matrix::Outcome { run, dir, base } = matrix::run(
+        root, &config, &selected, &suites, &opts, &prepared, &observer,
+    )?;
+    print!("{}", table::timings(&run));
+    println!("\n{}", table::status(&run));
+    println!("{}", table::summary(&run));
+    println!("results: {}", dir.join("run.json").display());
+    if let Some(why) = nothing_ran(&run) {
+        bail!("nothing ran: {why}");
+    }
+    let targets_ok = run
+        .targets
+        .iter()
+        .all(|t| !matches!(t.status, Status::Failed(_)));
+    let gate_ok = gate_run(root, &run, &dir, base.as_ref(), &args.gate)?;
+    if args.no_gate && !gate_ok {
+        println!("--no-gate: the comparison above does not change the exit status");
+    }
+    Ok(targets_ok && (args.no_gate || gate_ok))
+}
+
+/// Why no selected target ran, when none did: a matrix of only "not run"
+/// targets has tested nothing and must not pass.
+fn nothing_ran(run: &Run) -> Option<String> {
+    let reasons: Vec<String> = run
+        .targets
+        .iter()
+        .map(|t| match &t.status {
+            Status::NotRun(why) => Some(format!("{}: {why}", t.name)),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    Some(reasons.join("; "))
+}

@@ -1,0 +1,124 @@
+//! One module per command, each with a `run` that returns whether it
+//! passed; and what several commands share: the checkout they work on, the
+//! run they read, the gate they print.
+
+pub mod baseline;
+pub mod ci;
+pub mod doctor;
+pub mod gate;
+pub mod matrix;
+pub mod report;
+pub mod test;
+pub mod validate_gate;
+
+use anyhow::{bail, Context, Result};
+use lockmatrix::gate::{evaluate, Reference};
+use lockmatrix::results::{self, Run};
+use std::path::{Path, PathBuf};
+
+/// The lockmatrix checkout the command works on: the nearest directory at
+/// or above the current one that holds `targets.yaml`, `Cargo.toml` and
+/// `suites/`, as cargo finds its workspace. Every command uses this one
+/// root for targets.yaml, the suites and the baselines, whichever checkout
+/// the xtask binary was built from.
+pub fn root() -> Result<PathBuf> {
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let is_root = |d: &Path| {
+        d.join("targets.yaml").is_file()
+            && d.join("Cargo.toml").is_file()
+            && d.join("suites").is_dir()
+    };
+    match cwd.ancestors().find(|d| is_root(d)) {
+        Some(root) => Ok(root.to_path_buf()),
+        None => bail!(
+            "{}: not inside a lockmatrix checkout (no targets.yaml, Cargo.toml and suites/ here or above)",
+            cwd.display()
+        ),
+    }
+}
+
+/// A path from the command line: relative ones are from the current
+/// directory, as the user typed them.
+pub fn resolve(root: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map_or_else(|_| root.join(p), |d| d.join(p))
+    }
+}
+
+/// The run named on the command line, or the newest complete one, read
+/// and checked; says which on stderr, and which newer runs it skipped.
+/// `what` says what it is for; only a report may show an incomplete run
+/// (with a warning), never the gate or a baseline update.
+pub fn read_run(
+    root: &Path,
+    run: Option<PathBuf>,
+    results_dir: &Path,
+    what: &str,
+) -> Result<(PathBuf, Run)> {
+    let dir = match run {
+        Some(dir) => resolve(root, &dir),
+        None => {
+            let newest = results::newest(&resolve(root, results_dir))?;
+            for (dir, why) in &newest.skipped {
+                eprintln!("warning: skipping run {}: {why}", dir.display());
+            }
+            newest.dir
+        }
+    };
+    eprintln!("using run {}", dir.display());
+    let run = results::read(&dir)?;
+    if !run.complete() {
+        if what == "report" {
+            eprintln!(
+                "warning: run {} is incomplete (interrupted, or still running): showing what it holds",
+                dir.display()
+            );
+        } else {
+            bail!(
+                "run {} is incomplete (interrupted, or still running): {what} needs a complete run",
+                dir.display()
+            );
+        }
+    }
+    Ok((dir, run))
+}
+
+/// Compares `run` with its reference, prints and writes the reports;
+/// returns whether the gate passed. The reference is `--baselines` when
+/// given, else the base revision of an `--against` run (`base`, or read
+/// from `<dir>/base`), else the committed `baselines/`.
+pub fn gate_run(
+    root: &Path,
+    run: &Run,
+    dir: &Path,
+    base: Option<&Run>,
+    args: &crate::flags::GateArgs,
+) -> Result<bool> {
+    let opts = args.options();
+    opts.check()?;
+    let read_base;
+    let reference = match (&args.baselines, base, &run.against) {
+        (Some(b), _, _) => Reference::stored(run, &resolve(root, b))?,
+        (None, Some(base), _) => Reference::Base(base),
+        (None, None, Some(_)) => {
+            read_base = results::read(&dir.join("base"))?;
+            Reference::Base(&read_base)
+        }
+        (None, None, None) => Reference::stored(run, &root.join("baselines"))?,
+    };
+    let report = evaluate(run, &reference, &opts)?;
+    print!("\n{}", report.terminal());
+    let write = |path: &Option<PathBuf>, text: String| -> Result<()> {
+        if let Some(p) = path {
+            std::fs::write(resolve(root, p), text)
+                .with_context(|| format!("writing {}", p.display()))?;
+        }
+        Ok(())
+    };
+    write(&args.json, serde_json::to_string_pretty(&report.json())?)?;
+    write(&args.markdown, report.markdown(1 << 20))?;
+    write(&args.pr_comment, report.markdown(64_000))?;
+    Ok(!report.failed())
+}

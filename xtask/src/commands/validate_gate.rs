@@ -1,0 +1,104 @@
+//! `cargo xtask validate-gate`: measure the pull-request gate's false-alarm
+//! rate and power on A/A recordings of this machine's native target.
+
+use super::resolve;
+use crate::flags::ValidateGateArgs;
+use crate::{packages, progress};
+use anyhow::{bail, Result};
+use lockmatrix::config::RunnerKind;
+use lockmatrix::gate::validate::{self, Recording, ValidateOptions};
+use lockmatrix::gate::GateOptions;
+use lockmatrix::results::{self, Profile};
+use lockmatrix::{config, matrix, select, toolchain};
+use std::path::Path;
+
+pub fn run(root: &Path, args: ValidateGateArgs) -> Result<bool> {
+    let opts = ValidateOptions {
+        evaluations: args.evaluations,
+        rounds: args.pairs,
+        seed: args.seed,
+        gate: GateOptions {
+            delta: args.delta,
+            alpha: args.alpha,
+            ..GateOptions::default()
+        },
+    };
+    opts.check()?;
+    let recordings: Vec<Recording> = if args.from.is_empty() {
+        record(
+            root,
+            args.runs,
+            &args.suites,
+            args.rounds,
+            &resolve(root, &args.results),
+        )?
+    } else {
+        args.from
+            .iter()
+            .map(|d| {
+                let dir = resolve(root, d);
+                let head = results::read(&dir)?;
+                if head.against.is_none() {
+                    bail!(
+                        "{}: not an A/A recording: make one with `cargo xtask matrix --against HEAD --rounds 60`",
+                        dir.display()
+                    );
+                }
+                Ok((head, results::read(&dir.join("base"))?))
+            })
+            .collect::<Result<_>>()?
+    };
+    let resampled = validate::resample(&recordings, &opts)?;
+    print!("{}", resampled.terminal());
+    let e2e = validate::end_to_end(&recordings, &opts)?;
+    print!("\n{}", e2e.terminal());
+    if let Some(path) = args.json {
+        let report = validate::report_json(&resampled, Some(&e2e));
+        std::fs::write(resolve(root, &path), serde_json::to_string_pretty(&report)?)?;
+    }
+    Ok(true)
+}
+
+/// Records `count` A/A runs (`--against HEAD`) of the host's native
+/// target.
+fn record(
+    root: &Path,
+    count: usize,
+    suites: &str,
+    rounds: u32,
+    results: &Path,
+) -> Result<Vec<Recording>> {
+    let config = config::load(&root.join("targets.yaml"))?;
+    let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let Some(native) = config
+        .targets
+        .iter()
+        .find(|t| t.runner == RunnerKind::Native && t.triple == host)
+    else {
+        bail!("targets.yaml has no native target for this host ({host})");
+    };
+    let selected = select::targets(&config, Some(&native.name))?;
+    let suites = select::suites(Some(suites))?;
+    let opts = matrix::Options {
+        profile: Profile::Quick,
+        rounds: Some(rounds),
+        timeout_secs: None,
+        results_dir: results.to_path_buf(),
+        features: Vec::new(),
+        against: Some("HEAD".into()),
+        no_insns: true,
+    };
+    let need = toolchain::rust_version(&root.join("Cargo.toml"));
+    packages::ensure(&matrix::packages_needed(&selected, need))?;
+    let observer = progress::Terminal::default();
+    (0..count.max(1))
+        .map(|i| {
+            eprintln!("validate-gate: recording A/A run {} of {count}", i + 1);
+            let prepared = matrix::prepare(root, &opts)?;
+            let o = matrix::run(
+                root, &config, &selected, &suites, &opts, &prepared, &observer,
+            )?;
+            Ok((o.run, o.base.expect("an --against run has a base")))
+        })
+        .collect()
+}

@@ -1,0 +1,241 @@
+//! The command line: every command and flag of `cargo xtask`, as clap
+//! reads them. `main` dispatches each command to its `commands::*::run`.
+
+use clap::{Args, Parser, Subcommand};
+use lockmatrix::gate::GateOptions;
+use lockmatrix::results::Profile;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    about = "Cross-architecture test matrix and regression gate for locks and atomics"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args)]
+pub struct Selection {
+    /// Targets: names, triples or classes, comma-separated, or `all`
+    /// [default: the enabled targets of targets.yaml]
+    #[arg(long)]
+    pub targets: Option<String>,
+    /// The matrix file
+    #[arg(long, default_value = "targets.yaml")]
+    pub config: PathBuf,
+}
+
+#[derive(Args)]
+pub struct GateArgs {
+    /// Directory of the committed baselines [default: the base revision
+    /// for a run made with --against, else `baselines`]
+    #[arg(long)]
+    pub baselines: Option<PathBuf>,
+    /// Slowdown that counts as a regression (0.05 = 5%)
+    #[arg(long, default_value_t = 0.05)]
+    pub delta: f64,
+    /// Family-wise false-alarm rate of the gate (Holm across all cells)
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// False discovery rate of the advisory list (Benjamini-Hochberg)
+    #[arg(long, default_value_t = 0.10)]
+    pub fdr_q: f64,
+    /// Also write the gate report as JSON
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Also write a Markdown report for $GITHUB_STEP_SUMMARY (at most 1 MiB)
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// Also write a pull-request comment (Markdown, at most 64 KB, details collapsed)
+    #[arg(long)]
+    pub pr_comment: Option<PathBuf>,
+}
+
+impl GateArgs {
+    pub fn options(&self) -> GateOptions {
+        GateOptions {
+            delta: self.delta,
+            alpha: self.alpha,
+            fdr_q: self.fdr_q,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub enum BaselineCommand {
+    /// Record a run's results as the new baselines (refused if a check failed)
+    Update {
+        /// Targets to update, comma-separated [default: every target of the run]
+        #[arg(long, value_delimiter = ',')]
+        targets: Option<Vec<String>>,
+        /// Suites to update, comma-separated [default: every suite of the run]
+        #[arg(long, value_delimiter = ',')]
+        suites: Option<Vec<String>>,
+        /// The run to record [default: the newest under results/]
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// Where runs are written
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+        /// Directory of the baselines
+        #[arg(long, default_value = "baselines")]
+        baselines: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum CiCommand {
+    /// Render .github/workflows/ from targets.yaml
+    Generate {
+        #[arg(long, default_value = "targets.yaml")]
+        config: PathBuf,
+    },
+    /// Fail when the committed workflows differ from targets.yaml's rendering
+    Check {
+        #[arg(long, default_value = "targets.yaml")]
+        config: PathBuf,
+    },
+    /// Merge the runs of several CI jobs into one run directory
+    Merge {
+        /// Run directories (each with a run.json)
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The merged run directory to create
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Build, run and report every selected suite on every selected target
+    Matrix(MatrixArgs),
+    /// Compare a run with the baselines (default: the newest run)
+    Gate(GateRunArgs),
+    /// Measure the gate's false-alarm rate and power on this machine's native target
+    ValidateGate(ValidateGateArgs),
+    /// GitHub Actions workflows: generate, drift check, merge job results
+    Ci {
+        #[command(subcommand)]
+        command: CiCommand,
+    },
+    /// Manage the committed baselines
+    Baseline {
+        #[command(subcommand)]
+        command: BaselineCommand,
+    },
+    /// Show the toolchain, linker and emulator each target will use
+    Doctor(Selection),
+    /// Print the tables of a run (default: the newest under results/)
+    Report(ReportArgs),
+    /// Install what the tests need, then run fmt, clippy and every test
+    Test,
+}
+
+/// `cargo xtask matrix`.
+#[derive(Args)]
+pub struct MatrixArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Suites, comma-separated, or `all`: atomic, spinlock, rwsem
+    #[arg(long)]
+    pub suites: Option<String>,
+    /// quick (CI-sized) or full (seed-sized)
+    #[arg(long, default_value = "quick")]
+    pub profile: Profile,
+    /// Rounds per cell, overriding the profile's
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub rounds: Option<u32>,
+    /// Seconds before a suite run is killed, overriding targets.yaml
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: Option<u64>,
+    /// Where runs are written
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    /// Cargo features for the suites (e.g. spinlock/broken-lock, for tests)
+    #[arg(long, value_delimiter = ',')]
+    pub features: Vec<String>,
+    /// Do not install missing Debian packages
+    #[arg(long)]
+    pub no_install: bool,
+    /// Report the comparison with the baselines but never fail on it
+    #[arg(long)]
+    pub no_gate: bool,
+    /// Do not count instructions under QEMU (no insns_per_op)
+    #[arg(long)]
+    pub no_insns: bool,
+    /// Also build this git revision and gate on interleaved base/head
+    /// rounds run now on this machine, instead of the committed baselines
+    #[arg(long, value_name = "REV")]
+    pub against: Option<String>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+/// `cargo xtask gate`.
+#[derive(Args)]
+pub struct GateRunArgs {
+    /// A run directory, e.g. results/20261130T020000Z
+    pub run: Option<PathBuf>,
+    /// Where runs are written
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+/// `cargo xtask validate-gate`.
+#[derive(Args)]
+pub struct ValidateGateArgs {
+    /// A/A recordings: runs made with `matrix --against HEAD` (each
+    /// keeps its base in `base/`), resampled together; each also gated
+    /// end to end [default: record --runs of them now]
+    #[arg(long)]
+    pub from: Vec<PathBuf>,
+    /// Recordings to make when --from is not given
+    #[arg(long, default_value_t = 2)]
+    pub runs: usize,
+    /// Suites to record
+    #[arg(long, default_value = "all")]
+    pub suites: String,
+    /// Rounds (base/head pairs) per recording
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    pub rounds: u32,
+    /// Pairs per side in each resampled evaluation [default: what a
+    /// pull request's native job runs]
+    #[arg(long, default_value_t = lockmatrix::matrix::AB_ROUNDS.0 as usize)]
+    pub pairs: usize,
+    /// A/A evaluations (and injected slowdowns) by resampling
+    #[arg(long, default_value_t = 100)]
+    pub evaluations: usize,
+    /// The gate's delta to validate
+    #[arg(long, default_value_t = GateOptions::default().delta)]
+    pub delta: f64,
+    /// The gate's family-wise alpha to validate
+    #[arg(long, default_value_t = GateOptions::default().alpha)]
+    pub alpha: f64,
+    /// Seed of the resampling
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Also write the result as JSON
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Where recorded runs are written
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+}
+
+/// `cargo xtask report`.
+#[derive(Args)]
+pub struct ReportArgs {
+    /// A run directory, e.g. results/20261130T020000Z
+    pub run: Option<PathBuf>,
+    /// Where runs are written
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    /// Print the seeds' tables (seed 000 CAS/irq, 001 threads x locks, 002 rwsem, 003 stress)
+    #[arg(long)]
+    pub tables: bool,
+}

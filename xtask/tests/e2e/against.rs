@@ -1,0 +1,275 @@
+//! The pull-request gate end to end: `matrix --against` on real commits
+//! of a scratch copy of this repository, with real changes to a lock.
+//!
+//! - A commit that adds work to the ticket lock's fast path fails through
+//!   the instruction counts on every QEMU target and on x86_64 (counted
+//!   under qemu-x86_64), whatever the files' timestamps say.
+//! - A commit that makes the uncontended ticket lock far slower fails the
+//!   timing gate natively.
+//! - The unchanged tree against itself (A/A) passes.
+//!
+//! One test, in steps: every step builds in the same shared cache.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::*;
+
+const QEMU_TARGETS: &str =
+    "i686,aarch64,powerpc64,powerpc64le,mips32,mips64el,riscv64,sparc64,s390x";
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=lockmatrix test",
+            "-c",
+            "user.email=test@lockmatrix",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A git repository holding this checkout's files as they are in the work
+/// tree (tracked and new, not ignored), committed once.
+fn scratch_repo(dir: &Path) -> String {
+    let root = repo_root();
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let files = git(
+        &root,
+        &["ls-files", "--cached", "--others", "--exclude-standard"],
+    );
+    for f in files.lines() {
+        let (from, to) = (root.join(f), dir.join(f));
+        if from.is_file() {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&from, &to).unwrap();
+        }
+    }
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+/// Replaces `from` with `to` in `file` and commits it as `message`.
+fn commit_edit(dir: &Path, file: &str, from: &str, to: &str, message: &str) {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} has no `{from}`");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    git(dir, &["commit", "-q", "-am", message]);
+}
+
+/// Sets every file of the work tree to an old time: the head's sources
+/// then look older than anything built from the base.
+fn age_every_file(dir: &Path) {
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(946_684_800);
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                std::fs::File::options()
+                    .write(true)
+                    .open(&p)
+                    .unwrap()
+                    .set_modified(old)
+                    .unwrap();
+            }
+        }
+    }
+}
+
+/// `cargo xtask matrix ARGS` run from `dir`, writing into `results`;
+/// returns the output and the run directory.
+fn matrix_in(dir: &Path, results: &Path, args: &[&str]) -> (Output, PathBuf) {
+    let mut all = vec!["matrix", "--no-install", "--results", s(results)];
+    all.extend_from_slice(args);
+    let out = xtask_in(dir, &all);
+    (out, newest(results))
+}
+
+/// The verdicts the gate's JSON report gave: `target bench case metric`.
+fn regressions(report: &Value) -> Vec<String> {
+    report["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "regression")
+        .map(|c| {
+            format!(
+                "{} {} {} {}",
+                c["target"].as_str().unwrap(),
+                c["bench"].as_str().unwrap(),
+                c["case"],
+                c["metric"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
+    let _cpus = exclusive_cpus();
+    let work = std::env::temp_dir().join(format!("lockmatrix-against-{}", std::process::id()));
+    let repo = work.join("repo");
+    let results = work.join("results");
+    let base = scratch_repo(&repo);
+    let ticket = "suites/spinlock/src/locks/ticket.rs";
+    let fast_path = "        let ticket = self.next.fetch_add(1, Relaxed);";
+
+    // 1. More instructions on the fast path: one more load.
+    commit_edit(
+        &repo,
+        ticket,
+        fast_path,
+        &format!("        std::hint::black_box(self.owner.load(Relaxed));\n{fast_path}"),
+        "ticket: one more load on the fast path",
+    );
+    age_every_file(&repo);
+    let json = work.join("counts.json");
+    let targets = format!("x86_64,{QEMU_TARGETS}");
+    let (out, run) = matrix_in(
+        &repo,
+        &results,
+        &[
+            "--against",
+            &base,
+            "--targets",
+            &targets,
+            "--suites",
+            "spinlock",
+            "--rounds",
+            "1",
+            "--json",
+            s(&json),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report = read_json(&json);
+    assert_eq!(report["paired"], true);
+    let want: Vec<String> = targets
+        .split(',')
+        .map(|t| format!("{t} lock_unlock {{\"lock\":\"ticket\",\"threads\":1}} insns_per_op"))
+        .collect();
+    let found = regressions(&report);
+    for w in &want {
+        assert!(found.contains(w), "not caught: {w}\nregressions: {found:?}");
+    }
+    let counts: Vec<&String> = found
+        .iter()
+        .filter(|r| r.ends_with("insns_per_op"))
+        .collect();
+    assert_eq!(
+        counts.len(),
+        want.len(),
+        "only the ticket fast path changed: {found:?}"
+    );
+    // Base and head ran distinct binaries, built from distinct sources.
+    let (head_run, base_run) = (
+        read_json(&run.join("run.json")),
+        read_json(&run.join("base/run.json")),
+    );
+    for (h, b) in head_run["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(base_run["targets"].as_array().unwrap())
+    {
+        assert_eq!(h["name"], b["name"]);
+        assert_ne!(h["sources_sha256"], b["sources_sha256"], "{}", h["name"]);
+        assert_ne!(
+            h["binaries"]["spinlock"], b["binaries"]["spinlock"],
+            "{}",
+            h["name"]
+        );
+        let kept = run
+            .join("bin")
+            .join(h["name"].as_str().unwrap())
+            .join("spinlock");
+        let bytes = std::fs::read(kept).unwrap();
+        assert_eq!(h["binaries"]["spinlock"], sha256_hex(&bytes).as_str());
+    }
+    assert!(
+        text(&out).contains("lock=ticket threads=1"),
+        "{}",
+        text(&out)
+    );
+
+    // 2. Far slower natively: a busy loop in lock().
+    git(&repo, &["checkout", "-q", "-b", "slow", &base]);
+    commit_edit(
+        &repo,
+        ticket,
+        fast_path,
+        &format!("        for i in 0..64u32 {{\n            std::hint::black_box(i);\n        }}\n{fast_path}"),
+        "ticket: a busy loop before taking a ticket",
+    );
+    // The timing gate alone (no counts), at the family-wise alpha the
+    // A/A below uses.
+    let json = work.join("timing.json");
+    let (out, _) = matrix_in(
+        &repo,
+        &results,
+        &[
+            "--against",
+            &base,
+            "--targets",
+            "x86_64",
+            "--suites",
+            "spinlock",
+            "--no-insns",
+            "--alpha",
+            "0.01",
+            "--json",
+            s(&json),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report = read_json(&json);
+    assert_eq!(report["timing"]["gated"], true, "{report}");
+    let found = regressions(&report);
+    assert!(
+        found.contains(
+            &"x86_64 lock_unlock {\"lock\":\"ticket\",\"threads\":1} ticks_per_acquire".to_string()
+        ),
+        "{found:?}\n{}",
+        text(&out)
+    );
+
+    // 3. A/A: the same tree against itself passes (a false alarm here has
+    // probability below alpha = 1%; validate-gate measures the rate).
+    let json = work.join("aa.json");
+    let (out, _) = matrix_in(
+        &repo,
+        &results,
+        &[
+            "--against",
+            "HEAD",
+            "--targets",
+            "x86_64",
+            "--suites",
+            "spinlock",
+            "--no-insns",
+            "--alpha",
+            "0.01",
+            "--json",
+            s(&json),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(regressions(&read_json(&json)).is_empty());
+    std::fs::remove_dir_all(&work).unwrap();
+}

@@ -1,0 +1,76 @@
+//! What the end-to-end tests share: running the xtask binary as a user
+//! would, reading what it wrote, and taking turns on the CPUs.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Held by every test: shared by those that can run side by side, taken
+/// whole by the one whose timing gate must not share the two CPUs with
+/// other tests' builds.
+static CPUS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Lets other shared tests run beside this one.
+pub fn shared_cpus() -> std::sync::RwLockReadGuard<'static, ()> {
+    CPUS.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits until no other test runs, and keeps them out until dropped.
+pub fn exclusive_cpus() -> std::sync::RwLockWriteGuard<'static, ()> {
+    CPUS.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The repository these tests belong to.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs `cargo xtask ARGS` (the built binary) from the repository root.
+pub fn xtask(args: &[&str]) -> Output {
+    xtask_in(&repo_root(), args)
+}
+
+/// Runs `cargo xtask ARGS` from `dir`, as a user in another checkout would.
+pub fn xtask_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("xtask runs")
+}
+
+/// Lower-case hex SHA-256, as run.json records binaries.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// stdout and stderr together, for assertion messages.
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+pub fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// The newest run directory under `results`.
+pub fn newest(results: &Path) -> PathBuf {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    runs.pop().expect("a run directory")
+}

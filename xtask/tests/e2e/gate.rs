@@ -1,0 +1,203 @@
+//! The regression gate end to end: a real native run recorded as the
+//! baseline with `baseline update`, then gated as is, with an injected
+//! slowdown, and against a corrupt baseline file.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+
+/// Copies a run directory, multiplying every timing value of `bench` by `factor`.
+fn slowed_copy(run: &Path, to: &Path, bench: &str, factor: f64) {
+    std::fs::create_dir_all(to).unwrap();
+    let mut json: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    for t in json["targets"].as_array_mut().unwrap() {
+        for suite in t["suites"].as_array_mut().unwrap() {
+            // A made-up run: no raw output to check it against.
+            suite["stdout_sha256"] = Value::Null;
+            for sample in suite["samples"].as_array_mut().unwrap() {
+                if sample["bench"] == bench && sample["metric"] == "ticks_per_op" {
+                    let v = sample["value"].as_f64().unwrap();
+                    sample["value"] = Value::from(v * factor);
+                }
+            }
+        }
+    }
+    std::fs::write(to.join("run.json"), serde_json::to_string(&json).unwrap()).unwrap();
+}
+
+#[test]
+fn baseline_update_then_gate_identical_slowed_and_corrupt() {
+    let _cpus = shared_cpus();
+    let dir: PathBuf = std::env::temp_dir().join(format!("lockmatrix-gate-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (results, baselines) = (dir.join("results"), dir.join("baselines"));
+
+    let out = xtask(&[
+        "matrix",
+        "--no-install",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "atomic",
+        "--rounds",
+        "8",
+        "--results",
+        s(&results),
+        "--baselines",
+        s(&baselines),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no_baseline") || text(&out).contains("new"),
+        "{}",
+        text(&out)
+    );
+    let run = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+
+    let out = xtask(&[
+        "baseline",
+        "update",
+        "--from",
+        s(&run),
+        "--baselines",
+        s(&baselines),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let file = baselines.join("x86_64/atomic.json");
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(recorded["format"], 2);
+    assert_eq!(recorded["testbed"]["runner"], "native");
+
+    // The same samples pass.
+    let out = xtask(&[
+        "gate",
+        s(&run),
+        "--baselines",
+        s(&baselines),
+        "--json",
+        s(&dir.join("same.json")),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("same.json")).unwrap()).unwrap();
+    assert!(report.to_string().contains("unchanged"), "{report}");
+
+    // Every single-thread op 40% slower fails and names a cell.
+    let slow = dir.join("slow");
+    slowed_copy(&run, &slow, "single_thread", 1.4);
+    let md = dir.join("summary.md");
+    let out = xtask(&[
+        "gate",
+        s(&slow),
+        "--baselines",
+        s(&baselines),
+        "--markdown",
+        s(&md),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("regression") && stdout.contains("op=cas_sync"),
+        "{stdout}"
+    );
+    assert!(std::fs::metadata(&md).unwrap().len() < 1 << 20);
+
+    // A corrupt baseline is reported, fails the gate, and is left as it was.
+    std::fs::write(&file, "{ not json").unwrap();
+    let out = xtask(&["gate", s(&run), "--baselines", s(&baselines)]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains(file.to_str().unwrap()),
+        "{}",
+        text(&out)
+    );
+    let out = xtask(&[
+        "baseline",
+        "update",
+        "--from",
+        s(&run),
+        "--baselines",
+        s(&baselines),
+    ]);
+    assert!(
+        !out.status.success(),
+        "update must refuse to overwrite a corrupt baseline: {}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ not json");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn against_head_on_an_unchanged_tree_passes() {
+    let _cpus = shared_cpus();
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("lockmatrix-against-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = xtask(&[
+        "matrix",
+        "--no-install",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "atomic",
+        "--against",
+        "HEAD",
+        "--rounds",
+        "6",
+        "--results",
+        s(&dir),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("=> PASS") && stdout.contains("0 new"),
+        "{stdout}"
+    );
+    // Six pairs cannot reach Holm's level: the report says so.
+    assert!(
+        stdout.contains("timing not gated: 6 rounds cannot reach"),
+        "{stdout}"
+    );
+    let run = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // Both sides ran one invocation per round.
+    for file in ["run.json", "base/run.json"] {
+        let json: Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join(file)).unwrap()).unwrap();
+        let samples = json["targets"][0]["suites"][0]["samples"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let rounds: std::collections::BTreeSet<u64> = samples
+            .iter()
+            .map(|s| s["round"].as_u64().unwrap())
+            .collect();
+        assert_eq!(rounds.len(), 6, "{file}");
+    }
+    let out = xtask(&[
+        "matrix",
+        "--no-install",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "atomic",
+        "--against",
+        "no-such-rev",
+        "--results",
+        s(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

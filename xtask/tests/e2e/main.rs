@@ -1,0 +1,16 @@
+//! lockmatrix end to end, run as a user would: the built `xtask` binary
+//! with real cross compilers, real `qemu-<arch>`, a real sshd on
+//! 127.0.0.1, and real git commits. One test binary, so the helpers in
+//! `common` are shared without copies; `cargo xtask test` installs what
+//! the tests need, the tests install nothing.
+
+mod common;
+
+mod against;
+mod bad_input;
+mod ci;
+mod gate;
+mod insns;
+mod matrix;
+mod ssh;
+mod validate_gate;

@@ -1,0 +1,115 @@
+//! `cargo xtask validate-gate` on a real A/A recording of the native
+//! target: the JSON report's fields, determinism for a seed, and clear
+//! errors for bad input.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+
+#[test]
+fn validate_gate_on_a_recorded_a_a_run() {
+    let _cpus = shared_cpus();
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("lockmatrix-validate-gate-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let results = dir.join("results");
+    let out = xtask(&[
+        "matrix",
+        "--no-install",
+        "--no-gate",
+        "--no-insns",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "atomic",
+        "--against",
+        "HEAD",
+        "--rounds",
+        "12",
+        "--results",
+        s(&results),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let run = newest(&results);
+
+    let validate = |json: &Path, seed: &str| {
+        xtask(&[
+            "validate-gate",
+            "--from",
+            s(&run),
+            "--json",
+            s(json),
+            "--evaluations",
+            "100",
+            "--pairs",
+            "10",
+            "--seed",
+            seed,
+        ])
+    };
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    let out = validate(&a, "3");
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("false alarms in 100 evaluations"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("end to end: 1 separate recordings"),
+        "{stdout}"
+    );
+    let report = read_json(&a);
+    assert_eq!(report["evaluations"], 100, "{report}");
+    assert_eq!(report["rounds_per_side"], 10, "{report}");
+    let alarms = report["false_alarms"].as_u64().unwrap();
+    let rate = report["false_alarm_rate"].as_f64().unwrap();
+    assert!((rate - alarms as f64 / 100.0).abs() < 1e-12, "{report}");
+    let upper = report["false_alarm_upper95"].as_f64().unwrap();
+    assert!(upper > rate && upper <= 1.0, "{report}");
+    for slowdown in ["0.05", "0.10", "0.20"] {
+        let p = report["power"][slowdown].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&p), "{report}");
+    }
+    let details = &report["details"];
+    assert_eq!(details["rounds_per_side"]["head"]["max"], 10, "{report}");
+    // The atomic suite's timing family: its six ops that are not `_local`.
+    assert_eq!(details["cells_per_evaluation"]["max"], 6, "{report}");
+    assert_eq!(details["method"], "resample");
+    assert_eq!(details["targets"][0], "x86_64");
+    assert_eq!(report["end_to_end"]["evaluations"], 1);
+
+    // The same seed gives the same report.
+    let out = validate(&b, "3");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(read_json(&b), report);
+
+    // Bad input: no evaluations, a run that is not an A/A recording.
+    let out = xtask(&["validate-gate", "--from", s(&run), "--evaluations", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--evaluations"), "{}", text(&out));
+    let plain = dir.join("plain");
+    let out = xtask(&[
+        "matrix",
+        "--no-install",
+        "--no-gate",
+        "--no-insns",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "atomic",
+        "--rounds",
+        "2",
+        "--results",
+        s(&plain),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = xtask(&["validate-gate", "--from", s(&newest(&plain))]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("not an A/A recording"),
+        "{}",
+        text(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
