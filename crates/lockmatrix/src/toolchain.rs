@@ -1,5 +1,5 @@
-//! Finding a Rust toolchain that can build for a target, in DESIGN.md's
-//! order: a rustup toolchain with the target's std; a rustup toolchain with
+//! Finding a Rust toolchain that can build for a target, in this order:
+//! a rustup toolchain with the target's std; a rustup toolchain with
 //! `rust-src` (build-std); Debian's `rustc-web` with `rust-web-src`
 //! (build-std). `cross` is reported when present but needs a container
 //! engine, which these machines lack.

@@ -1,5 +1,5 @@
 //! `cargo xtask report --tables`: the seeds' tables, in the shapes users
-//! know from the mailing-list threads in `seeds/`, one block per target.
+//! know from the mailing-list threads of `docs/seeds.md`, one block per target.
 
 mod seed000;
 mod seed001;
