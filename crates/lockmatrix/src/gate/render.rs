@@ -131,8 +131,10 @@ impl GateReport {
         }
         out.push((
             format!("Incomparable ({})", self.count(Verdict::Incomparable)),
-            "the baseline was recorded on another testbed: timing shown, never fails; \
-             record a new baseline on this one"
+            "the baseline was recorded on another testbed (the difference below): shown, never \
+             fails; to compare here, run `cargo xtask matrix --against <base revision>` (both \
+             sides on this machine), or record this machine's baseline with \
+             `cargo xtask baseline update`"
                 .into(),
             incomparable
                 .into_iter()
