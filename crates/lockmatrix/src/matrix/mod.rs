@@ -300,6 +300,63 @@ fn run_target(site: &Site, suites: &[&str], sides: Sides, observer: &dyn Observe
     Ok(())
 }
 
+/// Builds the suites from this tree into `<dir>/bin`, and with `--against`
+/// first from the base worktree into `<dir>/base/bin` (into the same cache:
+/// std is shared, the suites are rebuilt for each tree, see build.rs).
+fn build_trees(
+    root: &Path,
+    dir: &Path,
+    prepared: &Prepared,
+    jobs: &[Job],
+    names: &[&str],
+    opts: &Options,
+    observer: &dyn Observer,
+) -> Result<(Vec<Built>, Option<Vec<Built>>)> {
+    let base = match (&opts.against, &prepared.base) {
+        (Some(rev), Some(w)) => {
+            let base_dir = dir.join("base");
+            std::fs::create_dir_all(base_dir.join("logs"))?;
+            observer.event(Event::BuildingBase { rev, tree: &w.path });
+            let tree = Tree {
+                root: &w.path,
+                logs: base_dir.join("logs"),
+                bins: base_dir.join("bin"),
+            };
+            Some(build::build_all(
+                &tree,
+                jobs,
+                names,
+                &opts.features,
+                observer,
+            ))
+        }
+        _ => None,
+    };
+    let tree = Tree {
+        root,
+        logs: dir.join("logs"),
+        bins: dir.join("bin"),
+    };
+    Ok((
+        build::build_all(&tree, jobs, names, &opts.features, observer),
+        base,
+    ))
+}
+
+/// The base revision's run beside `run`: the same host and targets, its
+/// own commit, filled in as the rounds run.
+fn base_run_of(run: &Run) -> Run {
+    let mut b = run.clone();
+    b.run_id = format!("{}/base", run.run_id);
+    b.against = None;
+    b.host.lockmatrix_commit = run
+        .against
+        .as_ref()
+        .map_or_else(String::new, |a| a.commit.clone());
+    b.host.lockmatrix_dirty = false;
+    b
+}
+
 /// Builds and runs `suites` on every `selected` target, as [`prepare`]d.
 /// Writes `run.json` at once, without `finished` (a run cut short stays
 /// marked incomplete), after every target, and at the end.
@@ -345,46 +402,10 @@ pub fn run(
     results::write(&dir, &run)?;
 
     let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
-    // The base revision builds first, into the same cache (std is shared;
-    // the suites are rebuilt for each tree, see build.rs).
     let base_dir = dir.join("base");
-    let base_built = match (&opts.against, &prepared.base) {
-        (Some(rev), Some(w)) => {
-            std::fs::create_dir_all(base_dir.join("logs"))?;
-            observer.event(Event::BuildingBase { rev, tree: &w.path });
-            let tree = Tree {
-                root: &w.path,
-                logs: base_dir.join("logs"),
-                bins: base_dir.join("bin"),
-            };
-            Some(build::build_all(
-                &tree,
-                &jobs,
-                &names,
-                &opts.features,
-                observer,
-            ))
-        }
-        _ => None,
-    };
-    let tree = Tree {
-        root,
-        logs: dir.join("logs"),
-        bins: dir.join("bin"),
-    };
-    let built = build::build_all(&tree, &jobs, &names, &opts.features, observer);
+    let (built, base_built) = build_trees(root, &dir, prepared, &jobs, &names, opts, observer)?;
     let plugin = plugin(root, &jobs, opts, &mut run, observer);
-    let mut base_run = base_built.as_ref().map(|_| {
-        let mut b = run.clone();
-        b.run_id = format!("{}/base", run.run_id);
-        b.against = None;
-        b.host.lockmatrix_commit = run
-            .against
-            .as_ref()
-            .map_or_else(String::new, |a| a.commit.clone());
-        b.host.lockmatrix_dirty = false;
-        b
-    });
+    let mut base_run = base_built.as_ref().map(|_| base_run_of(&run));
 
     observer.event(Event::Phase {
         name: "run",
