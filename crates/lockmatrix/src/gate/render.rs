@@ -54,7 +54,8 @@ impl GateReport {
             (
                 format!("Regressions ({})", regressions.len()),
                 format!(
-                    "slower by more than {d}, significant after Holm at alpha {} across {} cells",
+                    "instruction counts above the reference, and timing-family cells slower by more \
+                     than {d}, significant after Holm at alpha {} across {} cells",
                     self.options.alpha, self.family
                 ),
                 regressions,
