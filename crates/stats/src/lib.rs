@@ -83,27 +83,13 @@ pub fn compare_paired(
     let hl = paired_ratio(base, head, confidence)?;
     let sr = signed_rank_slowdown(base, head, delta)?;
     let p_t = if base.len() >= 2 {
-        let margin = input::log_margin(delta)?;
-        let d: Vec<f64> = base
-            .iter()
-            .zip(head)
-            .map(|(b, h)| h.ln() - b.ln())
-            .collect();
-        welch::one_sample_greater(&d, margin).map_or(1.0, |w| w.p)
+        let d = signed_rank::log_ratios(base, head)?;
+        welch::one_sample_greater(&d, input::log_margin(delta)?).map_or(1.0, |w| w.p)
     } else {
         1.0
     };
     let power = assess_paired_power(base, head, delta, alpha)?;
-    Ok(Comparison {
-        ratio: hl.estimate,
-        ratio_lo: hl.lo,
-        ratio_hi: hl.hi,
-        confidence,
-        p_t,
-        p_rank: sr.p,
-        underpowered: power.underpowered,
-        rounds_needed: power.rounds_needed,
-    })
+    Ok(Comparison::of(hl, p_t, sr.p, power))
 }
 
 /// Compares one cell: is `head` slower than `base` by more than `delta`
@@ -130,14 +116,20 @@ pub fn compare(
         1.0
     };
     let power = assess_power(base, head, delta, alpha)?;
-    Ok(Comparison {
-        ratio: hl.estimate,
-        ratio_lo: hl.lo,
-        ratio_hi: hl.hi,
-        confidence,
-        p_t,
-        p_rank: mw.p,
-        underpowered: power.underpowered,
-        rounds_needed: power.rounds_needed,
-    })
+    Ok(Comparison::of(hl, p_t, mw.p, power))
+}
+
+impl Comparison {
+    fn of(hl: HodgesLehmann, p_t: f64, p_rank: f64, power: Power) -> Comparison {
+        Comparison {
+            ratio: hl.estimate,
+            ratio_lo: hl.lo,
+            ratio_hi: hl.hi,
+            confidence: hl.confidence,
+            p_t,
+            p_rank,
+            underpowered: power.underpowered,
+            rounds_needed: power.rounds_needed,
+        }
+    }
 }

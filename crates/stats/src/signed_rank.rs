@@ -36,7 +36,7 @@ pub struct SignedRank {
 }
 
 /// The per-pair log ratios `ln head_i - ln base_i`.
-fn log_ratios(base: &[f64], head: &[f64]) -> Result<Vec<f64>, StatsError> {
+pub(crate) fn log_ratios(base: &[f64], head: &[f64]) -> Result<Vec<f64>, StatsError> {
     if base.len() != head.len() {
         return Err(StatsError::BadParameter {
             name: "pairs",

@@ -44,22 +44,7 @@ impl Lab {
         let dir = std::env::temp_dir().join(format!("lockmatrix-bad-input-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let (results, baselines) = (dir.join("results"), dir.join("baselines"));
-        let out = xtask(&[
-            "matrix",
-            "--no-install",
-            "--no-gate",
-            "--no-insns",
-            "--targets",
-            "x86_64",
-            "--suites",
-            "atomic",
-            "--rounds",
-            "3",
-            "--results",
-            s(&results),
-        ]);
-        assert!(out.status.success(), "{}", text(&out));
-        let run = newest(&results);
+        let run = native_atomic_run(&results, &["--rounds", "3"]);
         let out = xtask(&[
             "baseline",
             "update",

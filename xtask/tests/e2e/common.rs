@@ -74,3 +74,33 @@ pub fn newest(results: &Path) -> PathBuf {
     runs.sort();
     runs.pop().expect("a run directory")
 }
+
+/// A fresh, empty temporary directory for one test.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lockmatrix-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `cargo xtask matrix` of x86_64's atomic suite into `results`, without
+/// the gate or instruction counts, with `args` added; asserts it passed
+/// and returns the run directory.
+pub fn native_atomic_run(results: &Path, args: &[&str]) -> PathBuf {
+    let mut all = vec![
+        "matrix",
+        "--no-install",
+        "--no-gate",
+        "--no-insns",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "atomic",
+        "--results",
+        s(results),
+    ];
+    all.extend_from_slice(args);
+    let out = xtask(&all);
+    assert!(out.status.success(), "{}", text(&out));
+    newest(results)
+}

@@ -8,17 +8,10 @@ use std::process::Output;
 
 use crate::common::*;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lockmatrix-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Runs the matrix into a fresh results directory and returns the output
 /// and the parsed run.json.
 fn matrix(name: &str, args: &[&str]) -> (Output, Value, PathBuf) {
-    let results = temp_dir(name);
+    let results = scratch_dir(name);
     // The gate has its own tests; here timing noise must not decide the exit.
     let mut all = vec![
         "matrix",
@@ -214,7 +207,7 @@ fn a_second_run_without_changes_rebuilds_nothing() {
 #[test]
 fn bad_targets_file_exits_2_naming_file_line_and_column() {
     let _cpus = shared_cpus();
-    let dir = temp_dir("badconfig");
+    let dir = scratch_dir("badconfig");
     let path = dir.join("targets.yaml");
     let good =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../targets.yaml"))

@@ -13,24 +13,7 @@ fn validate_gate_on_a_recorded_a_a_run() {
         std::env::temp_dir().join(format!("lockmatrix-validate-gate-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let results = dir.join("results");
-    let out = xtask(&[
-        "matrix",
-        "--no-install",
-        "--no-gate",
-        "--no-insns",
-        "--targets",
-        "x86_64",
-        "--suites",
-        "atomic",
-        "--against",
-        "HEAD",
-        "--rounds",
-        "12",
-        "--results",
-        s(&results),
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
-    let run = newest(&results);
+    let run = native_atomic_run(&results, &["--against", "HEAD", "--rounds", "12"]);
 
     let validate = |json: &Path, seed: &str| {
         xtask(&[
@@ -88,23 +71,8 @@ fn validate_gate_on_a_recorded_a_a_run() {
     let out = xtask(&["validate-gate", "--from", s(&run), "--evaluations", "0"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("--evaluations"), "{}", text(&out));
-    let plain = dir.join("plain");
-    let out = xtask(&[
-        "matrix",
-        "--no-install",
-        "--no-gate",
-        "--no-insns",
-        "--targets",
-        "x86_64",
-        "--suites",
-        "atomic",
-        "--rounds",
-        "2",
-        "--results",
-        s(&plain),
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
-    let out = xtask(&["validate-gate", "--from", s(&newest(&plain))]);
+    let plain = native_atomic_run(&dir.join("plain"), &["--rounds", "2"]);
+    let out = xtask(&["validate-gate", "--from", s(&plain)]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         text(&out).contains("not an A/A recording"),
