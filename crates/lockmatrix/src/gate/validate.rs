@@ -248,7 +248,7 @@ impl Validation {
             "false_alarm_rate": self.false_alarm_rate,
             "false_alarm_upper95": self.false_alarm_upper95,
             "power": power,
-            "rounds_per_side": self.options.rounds,
+            "rounds_per_side": self.head_rounds.max,
             "details": {
                 "method": self.method,
                 "description": self.method_text(),
