@@ -30,7 +30,9 @@ mod rw_mix;
 use harness::json::{obj, J};
 use harness::out::{Better, Metric};
 use harness::{Args, Out};
-use locks::{linux_rwsem, FairRwSpin, LinuxRwsem, RawRwLock, StdRwLock};
+use locks::{
+    linux_rwsem, FairRwSpin, LinuxRwsem, ParkingLotRwLock, RawRwLock, SpinRwLock, StdRwLock,
+};
 use rw_mix::{Load, Mix, Round, LOADS, MIXES};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -39,15 +41,22 @@ const BENCHES: [&str; 1] = [rw_mix::BENCH];
 
 type Runner = fn(usize, usize, Load, Duration) -> Round;
 
-/// Every lock, by name, with its benchmark round.
-const LOCKS: [(&str, Runner); 3] = [
-    (LinuxRwsem::NAME, rw_mix::run_round::<LinuxRwsem>),
-    (StdRwLock::NAME, rw_mix::run_round::<StdRwLock>),
-    (FairRwSpin::NAME, rw_mix::run_round::<FairRwSpin>),
+/// Every lock, by name, with its crate and benchmark round: adding a lock
+/// is its file and one line here.
+const LOCKS: [(&str, &str, Runner); 5] = [
+    lock::<LinuxRwsem>(),
+    lock::<StdRwLock>(),
+    lock::<FairRwSpin>(),
+    lock::<ParkingLotRwLock>(),
+    lock::<SpinRwLock>(),
 ];
 
-/// Round length of the quick profile. 3 locks x 5 loads x 2 mixes x 3
-/// rounds x 100 ms is 9 s, whatever the machine or emulator.
+const fn lock<L: RawRwLock>() -> (&'static str, &'static str, Runner) {
+    (L::NAME, L::CRATE, rw_mix::run_round::<L>)
+}
+
+/// Round length of the quick profile. 5 locks x 5 loads x 2 mixes x 3
+/// rounds x 100 ms is 15 s, whatever the machine or emulator.
 const QUICK_MS: u64 = 100;
 const FULL_MS: u64 = 1000;
 
@@ -59,12 +68,17 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let names: Vec<&str> = LOCKS.iter().map(|&(name, _)| name).collect();
+    let names: Vec<&str> = LOCKS.iter().map(|&(name, _, _)| name).collect();
     args.check_locks(&names);
     let locks: Vec<(&str, Runner)> = LOCKS
         .into_iter()
-        .filter(|&(name, _)| args.wants_lock(name))
+        .filter(|&(name, _, _)| args.wants_lock(name))
+        .map(|(name, _, run)| (name, run))
         .collect();
+    let mut crates = obj([]);
+    for (name, krate, _) in LOCKS {
+        crates.set(name, krate);
+    }
 
     let out = Out::new("rwsem");
     out.env(
@@ -78,6 +92,7 @@ fn main() -> ExitCode {
                     .collect::<Vec<_>>()
                     .into(),
             ),
+            ("lock_crates", crates),
             ("count_word_bits", linux_rwsem::COUNT_WORD_BITS.into()),
             ("rwsem_wait", "futex_private".into()),
             ("rwsem_writer_spin_limit", linux_rwsem::SPIN_LIMIT.into()),

@@ -44,6 +44,7 @@ const S2_LOOPS: (u64, u64) = (10_000, 4_000_000);
 fn variants() -> J {
     obj([
         ("locks", locks::NAMES.to_vec().into()),
+        ("lock_crates", lock_crates()),
         ("broken_lock_built", cfg!(feature = "broken-lock").into()),
         ("lock_unlock_batch", workload::BATCH.into()),
         ("spin_yield_threshold", locks::SPIN_THRESHOLD.into()),
@@ -64,6 +65,16 @@ fn variants() -> J {
         ("s2_outside_units", workload::S2_OUTSIDE_UNITS.into()),
         ("s2_inside_max_units", workload::S2_INSIDE_MAX_UNITS.into()),
     ])
+}
+
+/// Each lock's crate, `{"parking_lot_mutex": "parking_lot", ...}`: the
+/// xtask adds the version from Cargo.lock.
+fn lock_crates() -> J {
+    let mut crates = obj([]);
+    for (name, krate) in locks::NAMES.iter().zip(locks::CRATES) {
+        crates.set(name, *krate);
+    }
+    crates
 }
 
 fn case(lock: &str, threads: usize) -> J {
@@ -116,10 +127,13 @@ impl LockVisitor for LockUnlock<'_> {
             }
             if threads == 1 {
                 // The uncontended fast path, counted exactly under QEMU.
-                let lock = L::new();
+                let (lock, node) = (L::new(), L::Node::default());
                 harness::measure::insns_sample(out, bench, &case, |_| {
-                    lock.lock();
-                    lock.unlock();
+                    // SAFETY: one thread, one node, lock then unlock.
+                    unsafe {
+                        lock.lock(&node);
+                        lock.unlock(&node);
+                    }
                 });
             }
             emit_checks(out, bench, &case, &checks);

@@ -62,10 +62,12 @@ impl<L: RawLock> Arena<L> {
     /// moves): only the lock's own acquire and release order them, so a
     /// lock that does not exclude, or orders too weakly, shows up here.
     #[inline(always)]
-    pub fn critical(&self, index: usize, tally: &mut Tally, inside: impl FnOnce()) {
+    pub fn critical(&self, index: usize, node: &L::Node, tally: &mut Tally, inside: impl FnOnce()) {
         let me = index + 1;
         let data = &self.data.0;
-        self.lock.0.lock();
+        // SAFETY: `node` is this thread's, in place for the whole run, and
+        // serves one acquisition at a time (unlock below comes first).
+        unsafe { self.lock.0.lock(node) };
         let seen = data.owner.load(Relaxed);
         if seen != 0 {
             tally.violation(seen);
@@ -81,7 +83,8 @@ impl<L: RawLock> Arena<L> {
             tally.violation(seen);
         }
         data.owner.store(0, Relaxed);
-        self.lock.0.unlock();
+        // SAFETY: this thread took the lock above with `node`.
+        unsafe { self.lock.0.unlock(node) };
         tally.acquisitions += 1;
     }
 
@@ -128,10 +131,11 @@ pub fn lock_unlock<L: RawLock>(threads: usize, duration: Duration) -> LockUnlock
     let mut arena = Arena::<L>::default();
     let tallies = threads::run_for(threads, duration, |i, stop| {
         let mut tally = Tally::default();
+        let node = L::Node::default();
         loop {
             let t0 = timer::now();
             for _ in 0..BATCH {
-                arena.critical(i, &mut tally, || {});
+                arena.critical(i, &node, &mut tally, || {});
             }
             tally.ticks += timer::now().wrapping_sub(t0);
             if stop.load(Relaxed) {
@@ -166,11 +170,12 @@ pub fn stress<L: RawLock>(threads: usize, loops: u64, scenario: Scenario) -> Str
     let mut arena = Arena::<L>::default();
     let per = threads::run(threads, |i| {
         let mut tally = Tally::default();
+        let node = L::Node::default();
         let start = timer::now();
         match scenario {
             Scenario::S1 => {
                 for _ in 0..loops {
-                    arena.critical(i, &mut tally, || {});
+                    arena.critical(i, &node, &mut tally, || {});
                 }
             }
             Scenario::S2 { seed } => {
@@ -178,7 +183,7 @@ pub fn stress<L: RawLock>(threads: usize, loops: u64, scenario: Scenario) -> Str
                 for _ in 0..loops {
                     work(S2_OUTSIDE_UNITS);
                     let hold = rng.below(S2_INSIDE_MAX_UNITS) as u32;
-                    arena.critical(i, &mut tally, || {
+                    arena.critical(i, &node, &mut tally, || {
                         work(hold);
                     });
                 }

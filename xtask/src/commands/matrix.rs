@@ -38,6 +38,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         root, &config, &selected, &suites, &opts, &prepared, &observer,
     )?;
     print!("{}", table::timings(&run));
+    print!("{}", table::lock_crates(&run));
     println!("\n{}", table::status(&run));
     println!("{}", table::summary(&run));
     println!("results: {}", dir.join("run.json").display());

@@ -13,6 +13,7 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<bool> {
         return Ok(true);
     }
     print!("{}", table::timings(&run));
+    print!("{}", table::lock_crates(&run));
     println!("\n{}", table::status(&run));
     println!("{}", table::summary(&run));
     Ok(true)

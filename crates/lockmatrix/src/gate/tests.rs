@@ -169,6 +169,7 @@ pub(super) fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
         },
         insns_plugin: None,
         against: None,
+        lock_crates: Default::default(),
         targets,
     }
 }

@@ -389,6 +389,7 @@ pub fn run(
         profile: opts.profile,
         host: host::collect(root),
         insns_plugin: None,
+        lock_crates: Default::default(),
         against: opts
             .against
             .as_ref()
@@ -476,8 +477,10 @@ pub fn run(
     observer.event(Event::PhaseDone);
 
     run.finished = Some(host::utc(host::now_secs()));
-    if let Some(base) = &mut base_run {
+    run.lock_crates = results::lock_crates(&run, &root.join("Cargo.lock"));
+    if let (Some(base), Some(w)) = (&mut base_run, &prepared.base) {
         base.finished = run.finished.clone();
+        base.lock_crates = results::lock_crates(base, &w.path.join("Cargo.lock"));
         results::write(&base_dir, base)?;
     }
     results::write(&dir, &run)?;

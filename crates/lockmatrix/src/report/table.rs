@@ -190,6 +190,37 @@ pub fn timings(run: &Run) -> String {
     out
 }
 
+/// Which crate and version each lock from outside this repository came
+/// from, e.g. `locks from other crates: parking_lot 0.12.5 (parking_lot_mutex,
+/// ...)`; empty when the run has none.
+pub fn lock_crates(run: &Run) -> String {
+    let mut locks: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for env in run.targets.iter().flat_map(|t| &t.suites).filter_map(|s| s.env.as_ref()) {
+        let Some(map) = env.variants.get("lock_crates").and_then(|v| v.as_object()) else {
+            continue;
+        };
+        for (lock, krate) in map {
+            let entry = locks.entry(krate.as_str().unwrap_or("?")).or_default();
+            if !entry.contains(&lock.as_str()) {
+                entry.push(lock);
+            }
+        }
+    }
+    let parts: Vec<String> = run
+        .lock_crates
+        .iter()
+        .map(|(krate, version)| {
+            let names = locks.get(krate.as_str()).map_or(String::new(), |l| l.join(", "));
+            format!("{krate} {version} ({names})")
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("locks from other crates: {}\n", parts.join("; "))
+    }
+}
+
 /// Counts for the closing line.
 pub fn summary(run: &Run) -> String {
     let count = |f: fn(&Status) -> bool| run.targets.iter().filter(|t| f(&t.status)).count();

@@ -77,6 +77,10 @@ pub struct Run {
     /// is `base/run.json` in this run's directory.
     #[serde(default)]
     pub against: Option<Against>,
+    /// The crates the suites' locks come from (their env's `lock_crates`,
+    /// "lockmatrix" aside), with the version Cargo.lock pinned.
+    #[serde(default)]
+    pub lock_crates: std::collections::BTreeMap<String, String>,
     pub targets: Vec<TargetResult>,
 }
 
@@ -437,6 +441,17 @@ mod tests {
     }
 
     #[test]
+    fn cargo_lock_versions_are_read() {
+        let lock = "[[package]]\nname = \"spin\"\nversion = \"0.10.1\"\n\n[[package]]\nname = \"parking_lot\"\nversion = \"0.12.5\"\ndependencies = [\n \"lock_api\",\n]\n";
+        let v = pinned_versions(lock);
+        assert_eq!(v["spin"], "0.10.1");
+        assert_eq!(v["parking_lot"], "0.12.5");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let here = pinned_versions(&std::fs::read_to_string(root.join("Cargo.lock")).unwrap());
+        assert!(here.contains_key("parking_lot") && here.contains_key("spin"));
+    }
+
+    #[test]
     fn run_dirs_never_collide() {
         let tmp = std::env::temp_dir().join(format!("lockmatrix-rundir-{}", std::process::id()));
         let (a, _) = new_run_dir(&tmp, "2026-11-30T02:00:00Z").unwrap();
@@ -447,4 +462,46 @@ mod tests {
         );
         std::fs::remove_dir_all(tmp).unwrap();
     }
+}
+
+/// The versions Cargo.lock (the one at `lock`) pins for the crates the
+/// suites' locks come from, as `lock_crates` in their env records name
+/// them; the locks written here ("lockmatrix") are left out.
+pub fn lock_crates(run: &Run, lock: &Path) -> std::collections::BTreeMap<String, String> {
+    let text = std::fs::read_to_string(lock).unwrap_or_default();
+    let pinned = pinned_versions(&text);
+    run.targets
+        .iter()
+        .flat_map(|t| &t.suites)
+        .filter_map(|s| s.env.as_ref()?.variants.get("lock_crates")?.as_object())
+        .flat_map(|m| m.values().filter_map(|v| v.as_str()))
+        .filter(|k| *k != "lockmatrix")
+        .map(|k| (k.to_string(), pinned.get(k).cloned().unwrap_or_else(|| "?".into())))
+        .collect()
+}
+
+/// `name` to `version` of every `[[package]]` of a Cargo.lock (versions
+/// joined with ", " when a crate is there twice).
+fn pinned_versions(lock: &str) -> std::collections::BTreeMap<String, String> {
+    let mut out: std::collections::BTreeMap<String, String> = Default::default();
+    let mut name: Option<&str> = None;
+    for line in lock.lines() {
+        let value = |key: &str| {
+            line.strip_prefix(key)
+                .map(|v| v.trim().trim_start_matches('=').trim().trim_matches('"'))
+        };
+        if line.starts_with("[[package]]") {
+            name = None;
+        } else if let Some(n) = value("name") {
+            name = Some(n);
+        } else if let (Some(v), Some(n)) = (value("version"), name) {
+            out.entry(n.to_string())
+                .and_modify(|e| {
+                    e.push_str(", ");
+                    e.push_str(v)
+                })
+                .or_insert_with(|| v.to_string());
+        }
+    }
+    out
 }

@@ -8,10 +8,12 @@
 pub mod fair_rwspin;
 pub mod futex;
 pub mod linux_rwsem;
+pub mod shipped;
 pub mod std_rwlock;
 
 pub use fair_rwspin::FairRwSpin;
 pub use linux_rwsem::LinuxRwsem;
+pub use shipped::{ParkingLotRwLock, SpinRwLock};
 pub use std_rwlock::StdRwLock;
 
 /// How often each side left its fast path since the lock was created.
@@ -24,11 +26,16 @@ pub struct Slowpaths {
 /// A reader-writer lock driven by explicit lock and unlock calls.
 ///
 /// Unlocking a lock the calling thread does not hold in that mode is a logic
-/// error: it may panic or corrupt the lock's state, but it is never undefined
-/// behaviour (every implementation here is memory-safe under misuse).
+/// error: for the locks written here it may panic or corrupt the lock's
+/// state, never more; the suite only unlocks what it locked, which the
+/// adapters of other crates' locks (`shipped.rs`) rely on.
 pub trait RawRwLock: Sync {
     /// The name `--lock` selects and the records carry.
     const NAME: &'static str;
+    /// The crate the algorithm comes from, for the report ("lockmatrix" for
+    /// the locks written here): the xtask looks its version up in
+    /// Cargo.lock.
+    const CRATE: &'static str = "lockmatrix";
 
     fn new() -> Self;
     fn read_lock(&self);

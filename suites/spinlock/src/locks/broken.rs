@@ -21,6 +21,7 @@ pub struct Broken {
 
 impl RawLock for Broken {
     const NAME: &'static str = "broken";
+    type Node = ();
 
     fn new() -> Broken {
         Broken {
@@ -29,7 +30,7 @@ impl RawLock for Broken {
     }
 
     #[inline]
-    fn lock(&self) {
+    unsafe fn lock(&self, _: &()) {
         // Acquire: pairs with the Release in unlock(), as a correct lock's
         // would; what is broken is the separate store below, not the
         // ordering.
@@ -44,7 +45,7 @@ impl RawLock for Broken {
     }
 
     #[inline]
-    fn unlock(&self) {
+    unsafe fn unlock(&self, _: &()) {
         // Release: pairs with the Acquire load in lock(), so our critical
         // section happens before that of a holder that saw the lock free.
         self.locked.store(0, Release);

@@ -1,18 +1,21 @@
 //! The lock algorithms under test, one per file, behind one trait.
 //!
-//! Every lock is a plain value with `lock(&self)` / `unlock(&self)`; the
-//! suite is generic over the lock type (see [`visit`]) so each algorithm's
-//! fast path is inlined into the benchmark loop instead of called through a
-//! vtable, as the kernel's `arch_spin_lock()` is in seed 001.
+//! Every lock is a plain value with `lock` / `unlock` (and, if it needs
+//! one, a per-acquisition node the caller owns); the suite is generic over
+//! the lock type (see [`visit`]) so each algorithm's fast path is inlined
+//! into the benchmark loop instead of called through a vtable, as the
+//! kernel's `arch_spin_lock()` is in seed 001.
 //!
 //! Only 32-bit and pointer-sized atomics are used (32-bit mips has no 64-bit
 //! atomics), never two atomic sizes on one location (Rust's memory model has
-//! no mixed-size atomics), and no inline assembly.
+//! no mixed-size atomics), and no inline assembly. `shipped.rs` measures
+//! other crates' locks (parking_lot, spin) through `lock_api`.
 
 #[cfg(feature = "broken-lock")]
 pub mod broken;
 pub mod mcs;
 pub mod qspinlock;
+pub mod shipped;
 pub mod std_mutex;
 pub mod tas;
 pub mod ticket;
@@ -20,58 +23,76 @@ pub mod ttas;
 
 /// A mutual-exclusion lock with no data attached.
 ///
-/// `unlock` must be called by the thread that called `lock`, once per
-/// `lock`; locks with per-thread queue nodes (MCS, qspinlock) and the
-/// std mutex rely on it.
+/// Some locks need state per acquisition that the caller owns and keeps in
+/// place until unlock: an MCS or CLH queue node, ck's `LOCK_STATE`. That is
+/// [`RawLock::Node`]; locks that need none use `()`. The benchmark gives
+/// each thread one node, created once, for all its acquisitions.
 pub trait RawLock: Sync + Send + Sized {
     /// The name used in `--lock`, case objects and the `env` record.
     const NAME: &'static str;
+    /// The crate the algorithm comes from, for the report ("lockmatrix" for
+    /// the locks written here): the xtask looks its version up in
+    /// Cargo.lock.
+    const CRATE: &'static str = "lockmatrix";
+    /// What one acquisition needs besides the lock (`()` for most).
+    type Node: Default;
     fn new() -> Self;
     /// Acquires the lock (Acquire ordering at least).
-    fn lock(&self);
+    ///
+    /// # Safety
+    /// `node` stays where it is, used by nothing else, until the matching
+    /// [`RawLock::unlock`] with the same node has returned.
+    unsafe fn lock(&self, node: &Self::Node);
     /// Releases the lock (Release ordering at least).
-    fn unlock(&self);
+    ///
+    /// # Safety
+    /// The calling thread holds the lock, taken with this `node`.
+    unsafe fn unlock(&self, node: &Self::Node);
 }
 
-/// Every lock built into this binary, in the order the suite runs them.
-pub const NAMES: &[&str] = &[
-    tas::Tas::NAME,
-    ttas::Ttas::NAME,
-    ticket::Ticket::NAME,
-    mcs::Mcs::NAME,
-    qspinlock::QSpinLock::NAME,
-    std_mutex::StdMutex::NAME,
+/// The locks of this suite, in the order it runs them: adding one is its
+/// file and one line here. Builds [`NAMES`], [`CRATES`] and [`visit`].
+macro_rules! locks {
+    ($($(#[$cfg:meta])* $lock:ty),* $(,)?) => {
+        /// Every lock built into this binary, in the order the suite runs them.
+        pub const NAMES: &[&str] = &[$($(#[$cfg])* <$lock>::NAME),*];
+
+        /// Each lock's crate, in the order of [`NAMES`].
+        pub const CRATES: &[&str] = &[$($(#[$cfg])* <$lock>::CRATE),*];
+
+        /// Calls `v.visit::<L>()` for the lock named `name`; `None` if there is none.
+        pub fn visit<V: LockVisitor>(name: &str, v: V) -> Option<V::Output> {
+            $(
+                $(#[$cfg])*
+                if name == <$lock>::NAME {
+                    return Some(v.visit::<$lock>());
+                }
+            )*
+            None
+        }
+    };
+}
+
+locks! {
+    tas::Tas,
+    ttas::Ttas,
+    ticket::Ticket,
+    mcs::Mcs,
+    qspinlock::QSpinLock,
+    std_mutex::StdMutex,
+    shipped::ParkingLotMutex,
+    shipped::ParkingLotFairMutex,
+    shipped::SpinMutex,
+    shipped::SpinTicketMutex,
     #[cfg(feature = "broken-lock")]
-    broken::Broken::NAME,
-];
+    broken::Broken,
+}
 
 /// Something to do with one lock type: the suite's benchmarks implement it
 /// and [`visit`] picks the type by name.
 pub trait LockVisitor {
     type Output;
     fn visit<L: RawLock>(self) -> Self::Output;
-}
-
-/// Calls `v.visit::<L>()` for the lock named `name`; `None` if there is none.
-pub fn visit<V: LockVisitor>(name: &str, v: V) -> Option<V::Output> {
-    macro_rules! by_name {
-        ($($lock:ty),* $(,)?) => {$(
-            if name == <$lock>::NAME {
-                return Some(v.visit::<$lock>());
-            }
-        )*};
-    }
-    by_name!(
-        tas::Tas,
-        ttas::Ttas,
-        ticket::Ticket,
-        mcs::Mcs,
-        qspinlock::QSpinLock,
-        std_mutex::StdMutex,
-    );
-    #[cfg(feature = "broken-lock")]
-    by_name!(broken::Broken);
-    None
 }
 
 /// Spin-waits this many iterations before yielding the CPU once (tens of

@@ -431,6 +431,7 @@ impl QSpinLock {
 
 impl RawLock for QSpinLock {
     const NAME: &'static str = "qspinlock";
+    type Node = ();
 
     fn new() -> QSpinLock {
         QSpinLock {
@@ -439,7 +440,7 @@ impl RawLock for QSpinLock {
     }
 
     #[inline]
-    fn lock(&self) {
+    unsafe fn lock(&self, _: &()) {
         // Acquire: pairs with the Release in unlock(), so the previous
         // holder's critical section happens before ours.
         if let Err(val) = self.val.compare_exchange(0, LOCKED_VAL, Acquire, Relaxed) {
@@ -448,7 +449,7 @@ impl RawLock for QSpinLock {
     }
 
     #[inline]
-    fn unlock(&self) {
+    unsafe fn unlock(&self, _: &()) {
         // Release: pairs with the Acquire of the next owner (lock(),
         // trylock(), the pending waiter's fetch_or or load, the queue
         // head's load), so our critical section happens before its.
@@ -489,13 +490,16 @@ mod tests {
     #[test]
     fn uncontended_lock_is_one_bit() {
         let l = QSpinLock::new();
-        l.lock();
-        assert_eq!(l.value(), LOCKED_VAL);
-        assert!(!l.trylock());
-        l.unlock();
-        assert_eq!(l.value(), 0);
-        assert!(l.trylock());
-        l.unlock();
+        // SAFETY: this thread locks, then unlocks; qspinlock needs no node.
+        unsafe {
+            l.lock(&());
+            assert_eq!(l.value(), LOCKED_VAL);
+            assert!(!l.trylock());
+            l.unlock(&());
+            assert_eq!(l.value(), 0);
+            assert!(l.trylock());
+            l.unlock(&());
+        }
     }
 
     #[test]

@@ -33,6 +33,7 @@ unsafe impl Send for StdMutex {}
 
 impl RawLock for StdMutex {
     const NAME: &'static str = "std_mutex";
+    type Node = ();
 
     fn new() -> StdMutex {
         StdMutex {
@@ -42,7 +43,7 @@ impl RawLock for StdMutex {
     }
 
     #[inline]
-    fn lock(&self) {
+    unsafe fn lock(&self, _: &()) {
         // SAFETY: the mutex outlives every guard: `Drop` drops the guard
         // before freeing it.
         let mutex: &'static Mutex<()> = unsafe { self.mutex.as_ref() };
@@ -52,7 +53,7 @@ impl RawLock for StdMutex {
     }
 
     #[inline]
-    fn unlock(&self) {
+    unsafe fn unlock(&self, _: &()) {
         // SAFETY: we hold the mutex (the caller locked it); the guard is
         // moved out before the mutex is released by dropping it.
         let guard = unsafe { (*self.guard.get()).take() };

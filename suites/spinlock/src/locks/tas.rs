@@ -15,6 +15,7 @@ pub struct Tas {
 
 impl RawLock for Tas {
     const NAME: &'static str = "tas";
+    type Node = ();
 
     fn new() -> Tas {
         Tas {
@@ -23,7 +24,7 @@ impl RawLock for Tas {
     }
 
     #[inline]
-    fn lock(&self) {
+    unsafe fn lock(&self, _: &()) {
         // Acquire: pairs with the Release in unlock(), so the previous
         // holder's critical section happens before ours.
         let mut spin = Spin::new();
@@ -33,7 +34,7 @@ impl RawLock for Tas {
     }
 
     #[inline]
-    fn unlock(&self) {
+    unsafe fn unlock(&self, _: &()) {
         // Release: pairs with the Acquire swap in lock(), so our critical
         // section happens before the next holder's.
         self.locked.store(0, Release);

@@ -33,6 +33,7 @@ impl Ticket {
 
 impl RawLock for Ticket {
     const NAME: &'static str = "ticket";
+    type Node = ();
 
     fn new() -> Ticket {
         Ticket {
@@ -42,7 +43,7 @@ impl RawLock for Ticket {
     }
 
     #[inline]
-    fn lock(&self) {
+    unsafe fn lock(&self, _: &()) {
         // The wrapping counters stay correct with fewer than 2^32 waiters.
         // Relaxed: a ticket is only a place in line; the Acquire below
         // orders us after the previous holder.
@@ -56,7 +57,7 @@ impl RawLock for Ticket {
     }
 
     #[inline]
-    fn unlock(&self) {
+    unsafe fn unlock(&self, _: &()) {
         // Relaxed: only the holder writes `owner`, and we are it.
         let served = self.owner.load(Relaxed);
         // Release: pairs with the Acquire load of `owner` by the holder of

@@ -44,6 +44,7 @@ impl Ttas {
 
 impl RawLock for Ttas {
     const NAME: &'static str = "ttas";
+    type Node = ();
 
     fn new() -> Ttas {
         Ttas {
@@ -52,7 +53,7 @@ impl RawLock for Ttas {
     }
 
     #[inline]
-    fn lock(&self) {
+    unsafe fn lock(&self, _: &()) {
         // Acquire: pairs with the Release in unlock(), so the previous
         // holder's critical section happens before ours. The Relaxed load is
         // only a test; the swap re-checks.
@@ -62,7 +63,7 @@ impl RawLock for Ttas {
     }
 
     #[inline]
-    fn unlock(&self) {
+    unsafe fn unlock(&self, _: &()) {
         // Release: pairs with the Acquire swap in lock(), so our critical
         // section happens before the next holder's.
         self.locked.store(0, Release);
