@@ -117,8 +117,15 @@ fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
     Ok(file)
 }
 
+/// One dir per triple, and per variant with its own CPU or features (they
+/// build their own std, kept beside).
 fn target_dir(job: &Job) -> PathBuf {
-    cache_dir().join("target").join(&job.target.triple)
+    let t = job.target;
+    let dir = match (&t.target_cpu, &t.target_features) {
+        (None, None) => t.triple.clone(),
+        _ => format!("{}-{}", t.triple, t.name),
+    };
+    cache_dir().join("target").join(dir)
 }
 
 /// `CARGO_TARGET_<TRIPLE>_<KEY>` as cargo spells it.
@@ -161,9 +168,10 @@ fn cargo_for(root: &Path, job: &Job) -> Command {
         .env(target_env(triple, "LINKER"), &job.linker)
         // Static binaries run under qemu-user without a sysroot and can be
         // copied to a remote box as they are.
+        // (and a variant's CPU and features).
         .env(
             target_env(triple, "RUSTFLAGS"),
-            "-C target-feature=+crt-static",
+            job.target.codegen_flags().join(" "),
         );
     if job.toolchain.build_std {
         // build-std is unstable, and the toolchain is a stable one.

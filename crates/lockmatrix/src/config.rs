@@ -69,6 +69,61 @@ pub struct Target {
     pub insns_tolerance: f64,
     #[serde(default)]
     pub ssh: Option<SshHost>,
+    /// The CPU the emulator models (`qemu-<arch> -cpu`), when not its default.
+    #[serde(default)]
+    pub qemu_cpu: Option<String>,
+    /// `-C target-cpu` for the suites (and their std).
+    #[serde(default)]
+    pub target_cpu: Option<String>,
+    /// `-C target-feature`, e.g. `+lse`.
+    #[serde(default)]
+    pub target_features: Option<String>,
+    /// CPU-feature variants: each also runs as a target of its own, named
+    /// `<name>-<variant>`, with its CPU and features (see [`Variant`]).
+    #[serde(default)]
+    pub variants: Vec<Variant>,
+    /// The variant a target was expanded from (not in targets.yaml).
+    #[serde(skip_deserializing, default)]
+    pub variant: Option<String>,
+}
+
+/// A CPU or feature choice a target also runs with, as its own column:
+/// arm64 with and without LSE atomics, POWER8 against POWER10, ...
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    pub name: String,
+    #[serde(default)]
+    pub qemu_cpu: Option<String>,
+    #[serde(default)]
+    pub target_cpu: Option<String>,
+    #[serde(default)]
+    pub target_features: Option<String>,
+}
+
+impl Target {
+    /// Whether targets.yaml chose this target's CPU or features (it is a
+    /// variant, or sets them itself), so results should record the choice.
+    pub fn chooses_cpu(&self) -> bool {
+        self.variant.is_some()
+            || self.qemu_cpu.is_some()
+            || self.target_cpu.is_some()
+            || self.target_features.is_some()
+    }
+
+    /// The `-C` flags that set this target's CPU and features beside
+    /// `+crt-static`, e.g. `-C target-cpu=pwr10`.
+    pub fn codegen_flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        if let Some(cpu) = &self.target_cpu {
+            flags.push(format!("-C target-cpu={cpu}"));
+        }
+        let features: Vec<&str> = std::iter::once("+crt-static")
+            .chain(self.target_features.as_deref())
+            .collect();
+        flags.push(format!("-C target-feature={}", features.join(",")));
+        flags
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -118,13 +173,37 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, String> {
             None => format!("{}: {msg}", path.display()),
         }
     })?;
-    let config = Config {
+    let mut config = Config {
         path: path.to_path_buf(),
         defaults: file.defaults,
         targets: file.targets,
     };
     validate(&config, text)?;
+    config.targets = expand(std::mem::take(&mut config.targets));
     Ok(config)
+}
+
+/// Each target, then each of its variants as a target of its own named
+/// `<target>-<variant>`, with the variant's CPU and features.
+fn expand(targets: Vec<Target>) -> Vec<Target> {
+    let mut out = Vec::new();
+    for mut base in targets {
+        let variants = std::mem::take(&mut base.variants);
+        let expanded: Vec<Target> = variants
+            .into_iter()
+            .map(|v| Target {
+                name: format!("{}-{}", base.name, v.name),
+                variant: Some(v.name),
+                qemu_cpu: v.qemu_cpu.or_else(|| base.qemu_cpu.clone()),
+                target_cpu: v.target_cpu.or_else(|| base.target_cpu.clone()),
+                target_features: v.target_features.or_else(|| base.target_features.clone()),
+                ..base.clone()
+            })
+            .collect();
+        out.push(base);
+        out.extend(expanded);
+    }
+    out
 }
 
 /// The 1-based line where target `index` starts, for errors serde cannot
@@ -135,10 +214,20 @@ fn line_of(text: &str, index: usize) -> usize {
         .lines()
         .position(|l| l.starts_with("targets:"))
         .unwrap_or(0);
-    text.lines()
-        .enumerate()
-        .skip(start)
-        .filter(|(_, l)| l.trim_start().starts_with("- "))
+    // Items at the first item's indentation: a target's own lists
+    // (`variants:`) are deeper.
+    let items = || {
+        text.lines()
+            .enumerate()
+            .skip(start)
+            .filter(|(_, l)| l.trim_start().starts_with("- "))
+    };
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let Some(depth) = items().next().map(|(_, l)| indent(l)) else {
+        return 1;
+    };
+    items()
+        .filter(|(_, l)| indent(l) == depth)
         .nth(index)
         .map_or(1, |(i, _)| i + 1)
 }
@@ -230,6 +319,31 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
         if t.ssh.as_ref().is_some_and(|h| h.port == 0) {
             return Err(err(i, "`ssh.port` must be 1 to 65535".into()));
         }
+        let emulated = t.runner == RunnerKind::Qemu || t.counted_under.is_some();
+        let qemu_cpu = t.qemu_cpu.is_some() || t.variants.iter().any(|v| v.qemu_cpu.is_some());
+        if qemu_cpu && !emulated {
+            return Err(err(
+                i,
+                "`qemu_cpu` is for runner qemu or a target `counted_under` an emulator".into(),
+            ));
+        }
+        for (j, v) in t.variants.iter().enumerate() {
+            let name = format!("{}-{}", t.name, v.name);
+            let clash = t.variants[..j].iter().any(|w| w.name == v.name)
+                || config
+                    .targets
+                    .iter()
+                    .any(|o| o.name == name || o.class == name);
+            if clash {
+                return Err(err(
+                    i,
+                    format!(
+                        "variant '{}' would be target '{name}', which is already a name or class",
+                        v.name
+                    ),
+                ));
+            }
+        }
     }
     if config.defaults.timeout_secs == 0 {
         return Err(format!(
@@ -258,6 +372,8 @@ enum Rule {
     Label,
     /// An ssh host name or IP address.
     Host,
+    /// Target features: `+lse,-outline-atomics`.
+    Features,
     /// A user name on an ssh host.
     User,
 }
@@ -315,6 +431,12 @@ impl Rule {
                 rest: |c| c.is_ascii_alphanumeric() || ".-:".contains(c),
                 expected: "a host name or IP address (letters, digits, '.', '-', ':')",
             },
+            Rule::Features => Form {
+                max: 200,
+                first: |c| c == '+' || c == '-',
+                rest: |c| c.is_ascii_alphanumeric() || "+-,._".contains(c),
+                expected: "target features such as +lse or +lse,-outline-atomics",
+            },
             Rule::User => Form {
                 max: 32,
                 first: |c| c.is_ascii_alphanumeric() || c == '_',
@@ -370,6 +492,28 @@ fn fields(t: &Target) -> Vec<(&'static str, &str, Rule)> {
         out.push(("ssh.host", h.host.as_str(), Rule::Host));
         out.push(("ssh.user", h.user.as_str(), Rule::User));
     }
+    for (key, v) in [("qemu_cpu", &t.qemu_cpu), ("target_cpu", &t.target_cpu)] {
+        out.extend(v.as_deref().map(|v| (key, v, Rule::Name)));
+    }
+    out.extend(
+        t.target_features
+            .as_deref()
+            .map(|v| ("target_features", v, Rule::Features)),
+    );
+    for v in &t.variants {
+        out.push(("variants.name", v.name.as_str(), Rule::Name));
+        for (key, val) in [
+            ("variants.qemu_cpu", &v.qemu_cpu),
+            ("variants.target_cpu", &v.target_cpu),
+        ] {
+            out.extend(val.as_deref().map(|x| (key, x, Rule::Name)));
+        }
+        out.extend(
+            v.target_features
+                .as_deref()
+                .map(|x| ("variants.target_features", x, Rule::Features)),
+        );
+    }
     out
 }
 
@@ -406,7 +550,9 @@ targets:
     fn parses_the_committed_targets_file() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let c = load(&root.join("targets.yaml")).unwrap();
-        assert_eq!(c.targets.len(), 10);
+        // 10 targets, and the CPU variants of aarch64, powerpc64le and s390x.
+        let bases = c.targets.iter().filter(|t| t.variant.is_none()).count();
+        assert_eq!((bases, c.targets.len()), (10, 16));
         assert!(c.targets.iter().all(|t| t.enabled));
         let mips = c.targets.iter().find(|t| t.name == "mips32").unwrap();
         assert_eq!(mips.triple, "mips-unknown-linux-gnu");
@@ -478,5 +624,66 @@ targets:
             e.starts_with("targets.yaml:12: target 'aarch64': duplicates"),
             "{e}"
         );
+    }
+
+    const VARIANTS: &str = "    variants:
+      - name: llsc
+        qemu_cpu: cortex-a53
+      - name: lse
+        qemu_cpu: neoverse-n1
+        target_features: +lse
+";
+
+    #[test]
+    fn variants_become_targets_of_their_own_after_theirs() {
+        let text = GOOD.replace(
+            "    enabled: true\n",
+            &format!("    enabled: true\n{VARIANTS}"),
+        );
+        let c = parse(Path::new("t.yaml"), &text).unwrap();
+        let names: Vec<&str> = c.targets.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["aarch64", "aarch64-llsc", "aarch64-lse", "x86_64"]);
+        let (base, llsc, lse) = (&c.targets[0], &c.targets[1], &c.targets[2]);
+        assert!(!base.chooses_cpu() && base.variants.is_empty());
+        assert_eq!(llsc.variant.as_deref(), Some("llsc"));
+        assert_eq!(
+            (llsc.triple.as_str(), llsc.class.as_str()),
+            (base.triple.as_str(), "arm64")
+        );
+        // Only a qemu CPU: the target's own binaries; a feature: its own.
+        assert_eq!(llsc.codegen_flags(), base.codegen_flags());
+        assert_eq!(base.codegen_flags(), ["-C target-feature=+crt-static"]);
+        assert_eq!(lse.codegen_flags(), ["-C target-feature=+crt-static,+lse"]);
+        assert_eq!(lse.qemu_cpu.as_deref(), Some("neoverse-n1"));
+        // The x86_64 entry's line is still found past the nested list.
+        let bad = text.replace("    timeout_secs: 5", "    timeout_secs: 0");
+        assert!(
+            parse_err(&bad).starts_with("targets.yaml:18: target 'x86_64'"),
+            "{}",
+            parse_err(&bad)
+        );
+    }
+
+    #[test]
+    fn bad_variants_are_named_with_their_target_line() {
+        let with =
+            |v: &str| GOOD.replace("    enabled: true\n", &format!("    enabled: true\n{v}"));
+        let e = parse_err(&with(&VARIANTS.replace("name: lse", "name: llsc")));
+        assert_eq!(e, "targets.yaml:4: target 'aarch64': variant 'llsc' would be target 'aarch64-llsc', which is already a name or class");
+        let e = parse_err(&with(&VARIANTS.replace("+lse", "lse; rm -rf /")));
+        assert!(
+            e.starts_with("targets.yaml:4: target 'aarch64': `variants.target_features`"),
+            "{e}"
+        );
+        let e = parse_err(&with(
+            &VARIANTS.replace("qemu_cpu: cortex-a53", "cpu: cortex-a53"),
+        ));
+        assert!(e.contains("unknown field `cpu`"), "{e}");
+        // A native target has no emulator to model a CPU.
+        let native = GOOD.replace(
+            "    timeout_secs: 5",
+            "    timeout_secs: 5\n    qemu_cpu: max",
+        );
+        assert_eq!(parse_err(&native), "targets.yaml:12: target 'x86_64': `qemu_cpu` is for runner qemu or a target `counted_under` an emulator");
     }
 }

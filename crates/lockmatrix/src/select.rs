@@ -64,7 +64,12 @@ pub fn targets(config: &Config, names: Option<&str>) -> Result<Vec<Selected>> {
         if !hit {
             let mut valid: Vec<&str> = vec!["all"];
             for t in &config.targets {
-                valid.extend([t.name.as_str(), t.triple.as_str()]);
+                // A target's variants share its triple.
+                for v in [t.name.as_str(), t.triple.as_str()] {
+                    if !valid.contains(&v) {
+                        valid.push(v);
+                    }
+                }
             }
             let mut classes: Vec<&str> = config.targets.iter().map(|t| t.class.as_str()).collect();
             classes.dedup();
@@ -144,8 +149,12 @@ mod tests {
         let c = config();
         let sel = targets(&c, Some("mips,x86_64,powerpc64-unknown-linux-gnu")).unwrap();
         assert_eq!(names(&sel), ["x86_64", "powerpc64", "mips32", "mips64el"]);
-        assert_eq!(targets(&c, Some("all")).unwrap().len(), 10);
-        assert_eq!(targets(&c, None).unwrap().len(), 10);
+        assert_eq!(targets(&c, Some("all")).unwrap().len(), c.targets.len());
+        assert_eq!(targets(&c, None).unwrap().len(), c.targets.len());
+        // A class takes the variants along; a name is that target alone.
+        let sel = targets(&c, Some("arm64")).unwrap();
+        assert_eq!(names(&sel), ["aarch64", "aarch64-llsc", "aarch64-lse"]);
+        assert_eq!(names(&targets(&c, Some("aarch64")).unwrap()), ["aarch64"]);
     }
 
     #[test]

@@ -94,6 +94,13 @@ fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> b
             }
             None => println!("  runner     native (this host)"),
         }
+        if t.chooses_cpu() {
+            let qemu = t.qemu_cpu.as_deref().unwrap_or("the emulator's default");
+            println!(
+                "  cpu        {qemu}; built with {}",
+                t.codegen_flags().join(" ")
+            );
+        }
     }
     if !ready {
         let mut pkgs: Vec<String> = selected

@@ -79,3 +79,61 @@ fn counts_repeat_exactly_on_every_counted_target() {
 
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Seed 000's arm64 question from the committed variants: the same atomic
+/// costs other instructions with LL/SC (Cortex-A53, no LSE) and with LSE
+/// inline (`+lse`), and each variant records what it chose.
+#[test]
+fn cpu_variants_count_their_own_code() {
+    let _cpus = shared_cpus();
+    let dir = scratch_dir("variants");
+    let results = dir.join("results");
+    let out = xtask(&[
+        "matrix",
+        "--no-install",
+        "--no-gate",
+        "--targets",
+        "arm64",
+        "--suites",
+        "atomic",
+        "--rounds",
+        "1",
+        "--results",
+        s(&results),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let run_dir = newest(&results);
+    let run = read_json(&run_dir.join("run.json"));
+    let target = |name: &str| {
+        run["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in the run"))
+            .clone()
+    };
+    let (base, llsc, lse) = (
+        target("aarch64"),
+        target("aarch64-llsc"),
+        target("aarch64-lse"),
+    );
+    // What ran: a CPU-only variant runs its target's binary; +lse is
+    // another build.
+    let binary = |t: &Value| t["binaries"]["atomic"].as_str().unwrap().to_string();
+    assert_eq!(binary(&base), binary(&llsc));
+    assert_ne!(binary(&base), binary(&lse));
+    assert!(base["cpu"].is_null(), "{}", base["cpu"]);
+    assert_eq!(llsc["cpu"]["qemu_cpu"], "cortex-a53");
+    assert_eq!(lse["cpu"]["codegen"], "-C target-feature=+crt-static,+lse");
+    let command = llsc["suites"][0]["command"].as_str().unwrap();
+    assert!(command.contains("-cpu cortex-a53"), "{command}");
+
+    let c = counts(&run_dir);
+    let cas = |t: &str| c[&format!("\"{t}\"/\"atomic\"/\"single_thread\"/{{\"op\":\"cas_sync\"}}")];
+    let (b, l, e) = (cas("aarch64"), cas("aarch64-llsc"), cas("aarch64-lse"));
+    // The outline-atomics helper costs a call over inline CAS, and its
+    // LDXR/STXR fallback more than its CAS path.
+    assert!(e < b && b < l, "cas_sync: lse {e}, default {b}, llsc {l}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -69,6 +69,10 @@ pub struct Testbed {
     /// native target's `counted_under`), if any.
     #[serde(default)]
     pub counter_version: Option<String>,
+    /// The CPU the emulator modelled and the codegen flags, when the
+    /// target chose them (a variant): `-cpu neoverse-n1; -C ...`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_choice: Option<String>,
 }
 
 /// `7.2` from `qemu-aarch64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b2)`:
@@ -99,6 +103,7 @@ impl Testbed {
                 .map(|c| c.version.clone())
                 .or_else(|| emulator_version.clone()),
             emulator_version,
+            cpu_choice: target.cpu.as_ref().map(|c| c.describe()),
         }
     }
 
@@ -124,6 +129,11 @@ impl Testbed {
                 "counting emulator release",
                 show(release(&self.counter_version)),
                 show(release(&run.counter_version)),
+            ),
+            (
+                "cpu choice",
+                show(self.cpu_choice.clone()),
+                show(run.cpu_choice.clone()),
             ),
         ];
         fields
@@ -154,6 +164,7 @@ impl Testbed {
                 show(&self.compiler_version),
                 show(&run.compiler_version),
             ),
+            ("cpu choice", show(&self.cpu_choice), show(&run.cpu_choice)),
         ];
         fields
             .into_iter()
@@ -509,6 +520,7 @@ mod tests {
                 counter_version: Some(
                     "qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b2)".into(),
                 ),
+                cpu_choice: None,
             },
             commit: "abc".into(),
             date: "2026-11-30T02:00:00Z".into(),
@@ -622,6 +634,13 @@ mod tests {
         c.compiler_version = Some("rustc 1.85.0".into());
         c.triple = Some("i686-unknown-linux-gnu".into());
         assert_eq!(a.count_differences(&c).len(), 3);
+        // Another CPU choice (LSE atomics or not) runs other code.
+        let mut d = b.clone();
+        d.cpu_choice = Some("-cpu neoverse-n1; -C target-feature=+crt-static,+lse".into());
+        assert_eq!(
+            a.count_differences(&d),
+            ["cpu choice: baseline `none`, run `-cpu neoverse-n1; -C target-feature=+crt-static,+lse`"]
+        );
         assert_eq!(
             qemu_release("qemu-aarch64 version 10.0.2 (Debian 1:10.0.2+ds-2)"),
             Some("10.0".into())

@@ -143,6 +143,7 @@ pub(super) fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetR
         build_secs: Some(1.0),
         run_secs: Some(1.0),
         counter: None,
+        cpu: None,
         insns_tolerance: 0.0,
         cpu_model: None,
         sources_sha256: None,

@@ -123,6 +123,11 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
             .map(|p| tool(p, readiness::linker_version(p))),
         emulator: found(&ready.emulator),
         counter: found(&ready.counter),
+        cpu: t.chooses_cpu().then(|| results::Cpu {
+            variant: t.variant.clone(),
+            qemu_cpu: t.qemu_cpu.clone(),
+            codegen: t.codegen_flags().join(" "),
+        }),
         build_secs: None,
         run_secs: None,
         insns_tolerance: t.insns_tolerance,
@@ -158,7 +163,10 @@ fn set_up<'a>(
             ));
         } else if let Some(missing) = ready.missing() {
             result.status = Status::Failed(Failure::SetUp { missing });
-        } else if let Some(same) = jobs.iter().position(|j| j.target.triple == t.triple) {
+        } else if let Some(same) = jobs.iter().position(|j| {
+            j.target.triple == t.triple && j.target.codegen_flags() == t.codegen_flags()
+        }) {
+            // Two hosts of one architecture and CPU choice run the same binaries.
             job = Some(same);
         } else {
             job = Some(jobs.len());

@@ -54,6 +54,7 @@ impl Site<'_> {
             let emulator = self.target.counted_under.as_deref().unwrap_or_default();
             return local(runner::under_qemu(
                 emulator,
+                self.target.qemu_cpu.as_deref(),
                 binary,
                 &step.args,
                 self.plugin,

@@ -195,7 +195,12 @@ pub fn timings(run: &Run) -> String {
 /// ...)`; empty when the run has none.
 pub fn lock_crates(run: &Run) -> String {
     let mut locks: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for env in run.targets.iter().flat_map(|t| &t.suites).filter_map(|s| s.env.as_ref()) {
+    for env in run
+        .targets
+        .iter()
+        .flat_map(|t| &t.suites)
+        .filter_map(|s| s.env.as_ref())
+    {
         let Some(map) = env.variants.get("lock_crates").and_then(|v| v.as_object()) else {
             continue;
         };
@@ -210,7 +215,9 @@ pub fn lock_crates(run: &Run) -> String {
         .lock_crates
         .iter()
         .map(|(krate, version)| {
-            let names = locks.get(krate.as_str()).map_or(String::new(), |l| l.join(", "));
+            let names = locks
+                .get(krate.as_str())
+                .map_or(String::new(), |l| l.join(", "));
             format!("{krate} {version} ({names})")
         })
         .collect();

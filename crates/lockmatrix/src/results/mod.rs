@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 /// each target's `binaries` and `sources_sha256` (what ran, hashed), its
 /// `counter` and each suite's `counted_command` (instruction counts of
 /// native and ssh targets), and the run's `against`. Version 3 added each
-/// failed status's typed `failure` beside its `reason`. Older runs are
-/// still read, without those.
-pub const FORMAT_VERSION: u32 = 3;
+/// failed status's typed `failure` beside its `reason`; version 4 the
+/// run's `lock_crates` and each target's `cpu`. Older runs are still read,
+/// without those.
+pub const FORMAT_VERSION: u32 = 4;
 const OLDEST_FORMAT: u32 = 1;
 
 mod status;
@@ -101,6 +102,26 @@ impl Run {
     }
 }
 
+/// A target's CPU choice, as the run records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cpu {
+    /// The variant of targets.yaml it came from, if any.
+    pub variant: Option<String>,
+    /// `qemu-<arch> -cpu`, when not the emulator's default.
+    pub qemu_cpu: Option<String>,
+    /// The codegen flags the suites were built with.
+    pub codegen: String,
+}
+
+impl Cpu {
+    /// `-cpu cortex-a53; -C target-feature=+crt-static`: what decides the
+    /// code that runs, for comparing testbeds.
+    pub fn describe(&self) -> String {
+        let qemu = self.qemu_cpu.as_ref().map(|c| format!("-cpu {c}; "));
+        format!("{}{}", qemu.unwrap_or_default(), self.codegen)
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolInfo {
     /// What it is or where it lives (toolchain label, emulator path, ...).
@@ -123,6 +144,10 @@ pub struct TargetResult {
     /// suites (`counted_under` in targets.yaml), with the plugin.
     #[serde(default)]
     pub counter: Option<ToolInfo>,
+    /// The CPU and features chosen for this target (a variant's, or the
+    /// target's own `qemu_cpu`/`target_cpu`/`target_features`).
+    #[serde(default)]
+    pub cpu: Option<Cpu>,
     pub build_secs: Option<f64>,
     pub run_secs: Option<f64>,
     /// How far `insns_per_op` may move before the gate fails (targets.yaml).
@@ -387,6 +412,57 @@ pub fn read(dir: &Path) -> Result<Run> {
     Ok(run)
 }
 
+/// The versions Cargo.lock (the one at `lock`) pins for the crates the
+/// suites' locks come from, as `lock_crates` in their env records name
+/// them; the locks written here ("lockmatrix") are left out. std's come
+/// with each target's toolchain (its `toolchain.version`).
+pub fn lock_crates(run: &Run, lock: &Path) -> std::collections::BTreeMap<String, String> {
+    let text = std::fs::read_to_string(lock).unwrap_or_default();
+    let pinned = pinned_versions(&text);
+    run.targets
+        .iter()
+        .flat_map(|t| &t.suites)
+        .filter_map(|s| s.env.as_ref()?.variants.get("lock_crates")?.as_object())
+        .flat_map(|m| m.values().filter_map(|v| v.as_str()))
+        .filter(|k| *k != "lockmatrix")
+        .map(|k| {
+            (
+                k.to_string(),
+                match k {
+                    "std" => "of each target's toolchain".into(),
+                    _ => pinned.get(k).cloned().unwrap_or_else(|| "?".into()),
+                },
+            )
+        })
+        .collect()
+}
+
+/// `name` to `version` of every `[[package]]` of a Cargo.lock (versions
+/// joined with ", " when a crate is there twice).
+fn pinned_versions(lock: &str) -> std::collections::BTreeMap<String, String> {
+    let mut out: std::collections::BTreeMap<String, String> = Default::default();
+    let mut name: Option<&str> = None;
+    for line in lock.lines() {
+        let value = |key: &str| {
+            line.strip_prefix(key)
+                .map(|v| v.trim().trim_start_matches('=').trim().trim_matches('"'))
+        };
+        if line.starts_with("[[package]]") {
+            name = None;
+        } else if let Some(n) = value("name") {
+            name = Some(n);
+        } else if let (Some(v), Some(n)) = (value("version"), name) {
+            out.entry(n.to_string())
+                .and_modify(|e| {
+                    e.push_str(", ");
+                    e.push_str(v)
+                })
+                .or_insert_with(|| v.to_string());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,46 +538,4 @@ mod tests {
         );
         std::fs::remove_dir_all(tmp).unwrap();
     }
-}
-
-/// The versions Cargo.lock (the one at `lock`) pins for the crates the
-/// suites' locks come from, as `lock_crates` in their env records name
-/// them; the locks written here ("lockmatrix") are left out.
-pub fn lock_crates(run: &Run, lock: &Path) -> std::collections::BTreeMap<String, String> {
-    let text = std::fs::read_to_string(lock).unwrap_or_default();
-    let pinned = pinned_versions(&text);
-    run.targets
-        .iter()
-        .flat_map(|t| &t.suites)
-        .filter_map(|s| s.env.as_ref()?.variants.get("lock_crates")?.as_object())
-        .flat_map(|m| m.values().filter_map(|v| v.as_str()))
-        .filter(|k| *k != "lockmatrix")
-        .map(|k| (k.to_string(), pinned.get(k).cloned().unwrap_or_else(|| "?".into())))
-        .collect()
-}
-
-/// `name` to `version` of every `[[package]]` of a Cargo.lock (versions
-/// joined with ", " when a crate is there twice).
-fn pinned_versions(lock: &str) -> std::collections::BTreeMap<String, String> {
-    let mut out: std::collections::BTreeMap<String, String> = Default::default();
-    let mut name: Option<&str> = None;
-    for line in lock.lines() {
-        let value = |key: &str| {
-            line.strip_prefix(key)
-                .map(|v| v.trim().trim_start_matches('=').trim().trim_matches('"'))
-        };
-        if line.starts_with("[[package]]") {
-            name = None;
-        } else if let Some(n) = value("name") {
-            name = Some(n);
-        } else if let (Some(v), Some(n)) = (value("version"), name) {
-            out.entry(n.to_string())
-                .and_modify(|e| {
-                    e.push_str(", ");
-                    e.push_str(v)
-                })
-                .or_insert_with(|| v.to_string());
-        }
-    }
-    out
 }

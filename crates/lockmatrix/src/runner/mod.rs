@@ -54,6 +54,7 @@ pub fn invocation(
     match target.runner {
         RunnerKind::Qemu => under_qemu(
             target.emulator.as_deref().unwrap_or_default(),
+            target.qemu_cpu.as_deref(),
             binary,
             args,
             plugin,
@@ -65,11 +66,13 @@ pub fn invocation(
     }
 }
 
-/// `binary` run by the user-mode `emulator`, with `plugin` loaded. argv[0]
-/// is the suite's bare name so the guest's stack, and so its instruction
-/// counts, do not depend on where the binary was built.
+/// `binary` run by the user-mode `emulator` modelling `cpu` (its default
+/// when `None`), with `plugin` loaded. argv[0] is the suite's bare name so
+/// the guest's stack, and so its instruction counts, do not depend on where
+/// the binary was built.
 pub fn under_qemu(
     emulator: &str,
+    cpu: Option<&str>,
     binary: &Path,
     args: &[String],
     plugin: Option<&Path>,
@@ -79,6 +82,9 @@ pub fn under_qemu(
         .file_name()
         .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
     let mut argv = vec!["-0".to_string(), name];
+    if let Some(cpu) = cpu {
+        argv.extend(["-cpu".to_string(), cpu.to_string()]);
+    }
     if let Some(p) = plugin {
         argv.extend(["-plugin".to_string(), p.display().to_string()]);
     }

@@ -50,5 +50,10 @@ macro_rules! raw_rwlock {
     };
 }
 
-raw_rwlock!(ParkingLotRwLock, parking_lot::RawRwLock, "parking_lot_rwlock", "parking_lot");
+raw_rwlock!(
+    ParkingLotRwLock,
+    parking_lot::RawRwLock,
+    "parking_lot_rwlock",
+    "parking_lot"
+);
 raw_rwlock!(SpinRwLock, spin::RwLock<()>, "spin_rwlock", "spin");

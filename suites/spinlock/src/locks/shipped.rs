@@ -46,7 +46,22 @@ macro_rules! raw_mutex {
     };
 }
 
-raw_mutex!(ParkingLotMutex, parking_lot::RawMutex, "parking_lot_mutex", "parking_lot");
-raw_mutex!(ParkingLotFairMutex, parking_lot::RawFairMutex, "parking_lot_fair_mutex", "parking_lot");
+raw_mutex!(
+    ParkingLotMutex,
+    parking_lot::RawMutex,
+    "parking_lot_mutex",
+    "parking_lot"
+);
+raw_mutex!(
+    ParkingLotFairMutex,
+    parking_lot::RawFairMutex,
+    "parking_lot_fair_mutex",
+    "parking_lot"
+);
 raw_mutex!(SpinMutex, spin::mutex::SpinMutex<()>, "spin_mutex", "spin");
-raw_mutex!(SpinTicketMutex, spin::mutex::TicketMutex<()>, "spin_ticket_mutex", "spin");
+raw_mutex!(
+    SpinTicketMutex,
+    spin::mutex::TicketMutex<()>,
+    "spin_ticket_mutex",
+    "spin"
+);
