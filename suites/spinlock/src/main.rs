@@ -59,7 +59,9 @@ fn variants() -> J {
         ),
         (
             "qspinlock_word_ops",
-            "32-bit RMW (no byte/halfword stores)".into(),
+            "Linux's: byte store-release unlock, byte set_locked and clear_pending, \
+             16-bit clear_pending_set_locked store and xchg_tail swap (mixed-size views)"
+                .into(),
         ),
         ("qspinlock_tail_slots", locks::qspinlock::MAX_THREADS.into()),
         ("s2_outside_units", workload::S2_OUTSIDE_UNITS.into()),

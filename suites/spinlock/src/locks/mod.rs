@@ -6,10 +6,12 @@
 //! into the benchmark loop instead of called through a vtable, as the
 //! kernel's `arch_spin_lock()` is in seed 001.
 //!
-//! Only 32-bit and pointer-sized atomics are used (32-bit mips has no 64-bit
-//! atomics), never two atomic sizes on one location (Rust's memory model has
-//! no mixed-size atomics), and no inline assembly. `shipped.rs` measures
-//! other crates' locks (parking_lot, spin) through `lock_api`.
+//! No atomics wider than 32 bits or a pointer are used (32-bit mips has no
+//! 64-bit atomics), and no inline assembly. Only qspinlock uses two atomic
+//! sizes on one location (Rust's memory model has no mixed-size atomics):
+//! byte and halfword accesses to its 32-bit word, as Linux does; its module
+//! doc says what that assumes. `shipped.rs` measures other crates' locks
+//! (parking_lot, spin) through `lock_api`.
 
 #[cfg(feature = "broken-lock")]
 pub mod broken;

@@ -11,20 +11,38 @@
 //! ```
 //!
 //! Uncontended, lock is one compare-exchange 0 -> locked. The second
-//! contender does not queue: it sets `pending` and spins on the word itself
-//! until the owner leaves, then turns pending into locked. Only the third
-//! contender pays for the MCS queue (a per-thread node, published as the
-//! `tail` code = thread slot + 1 and nesting index), and only the queue head
-//! spins on the lock word. That pending bit is the two-contender
+//! contender does not queue: it sets `pending` and spins on the `locked`
+//! byte until the owner leaves, then turns pending into locked. Only the
+//! third contender pays for the MCS queue (a per-thread node, published as
+//! the `tail` code = thread slot + 1 and nesting index), and only the queue
+//! head spins on the lock word. That pending bit is the two-contender
 //! optimization seed 001 measures: queueing costs extra cache misses that a
 //! ticket lock does not pay with two threads.
 //!
-//! What this port trades: Linux updates `locked` with a byte store and
-//! `tail` with a 16-bit exchange; Rust's memory model has no mixed-size
-//! atomics, so every update here is a 32-bit RMW on the whole word. Linux
-//! does that for the pending and tail updates when `_Q_PENDING_BITS == 1`
-//! (`NR_CPUS >= 16K`), but it always unlocks with a byte store-release;
-//! here unlock is a `fetch_sub`, a full RMW, which costs more.
+//! As in Linux with `_Q_PENDING_BITS == 8` (`NR_CPUS < 16K`), the word is
+//! also Linux's union of sub-words: the `locked` byte (the low-order byte
+//! of the `u32`), the `pending` byte above it, the `locked_pending`
+//! halfword (the low 16 bits) and the `tail` halfword (the high 16 bits).
+//! Unlock is a byte store-release of `locked`, `set_locked` a byte store,
+//! `clear_pending` a byte store of `pending`, `clear_pending_set_locked` a
+//! 16-bit store of `locked_pending` and `xchg_tail` a 16-bit swap of
+//! `tail`, each through an `AtomicU8`/`AtomicU16` view of those bytes
+//! (offsets by `target_endian`); everything else is 32-bit on the word.
+//!
+//! Soundness rests on an assumption, the one Linux makes. Rust's memory
+//! model, like C11's, does not define mixed-size atomics (std's
+//! `AtomicU8::from_ptr` forbids racing them), and here they race: every
+//! sub-word access overlaps the word's compare_exchange, fetch_or and
+//! loads, and `locked_pending` overlaps `locked` and `pending` (`tail`
+//! overlaps no other view). Every target here (x86, arm64, ppc64, mips,
+//! riscv, sparc64, s390x) implements them as Linux relies on: each access
+//! is single-copy atomic over its own bytes, an RMW of the word is atomic
+//! against a store to part of it (a locked instruction; a CAS compares the
+//! whole word; a store breaks an LL/SC reservation), and acquire/release
+//! order accesses of any size. LLVM lowers each to one access of its size
+//! or, for a 16-bit swap the ISA lacks (mips, sparc64, s390x, riscv without
+//! Zabha, ppc64 before POWER8), to a masked LL/SC or CAS loop on the aligned
+//! word, as Linux's halfword `xchg` on those architectures does.
 //! CPUs become threads: a thread claims one of [`MAX_THREADS`] node slots
 //! the first time it queues and frees it when it exits.
 //!
@@ -49,35 +67,42 @@
 //!
 //! `n` is our tail code, `*` any value, `x` and `y` 0 or 1; `+--> ^--'` is
 //! a spin until the state on its right. Each transition and its operation
-//! (`~>` waits for another thread's transition):
+//! (`~>` waits for another thread's transition). The plain stores need no
+//! RMW because, as in Linux, only the storing thread may change those bytes
+//! then (no lock stealing while pending or a queue head is about to take
+//! the lock), while the other bytes may change beside them:
 //!
 //! ```text
 //! (0,0,0) -> (0,0,1)  lock(), trylock(): compare_exchange (Acquire).
-//! (*,*,1) -> (*,*,0)  unlock(): fetch_sub (Release), which keeps a pending
-//!                     bit or tail set meanwhile (Linux stores the byte).
+//! (*,*,1) -> (*,*,0)  unlock(): byte store-release of `locked`; pending
+//!                     and tail, other bytes, are untouched.
 //! (0,1,0) ~> (0,0,1)  slow path entry: a bounded wait (PENDING_LOOPS) for
 //!                     a hand-over in progress; then queue if pending or
 //!                     a tail is set.
 //! (0,0,y) -> (0,1,y)  fetch_or sets pending (Acquire). From (0,0,0) this
-//!                     is a trylock: no wait, straight to the fetch_add.
-//! (*,1,*) -> (*,0,*)  fetch_and: the fetch_or found a queue and no other
-//!                     pending waiter; undo our bit, then queue.
-//! (0,1,1) ~> (*,1,0)  the pending waiter spins until the owner unlocks
-//!                     (a queue may form meanwhile).
-//! (*,1,0) -> (*,0,1)  fetch_add: clear pending and set locked in one RMW.
-//! (*,x,y) -> (n,x,y)  xchg_tail() (a compare_exchange loop): we queue.
+//!                     is a trylock: no wait, straight to the hand-over.
+//! (*,1,*) -> (*,0,*)  clear_pending(): byte store of `pending` = 0; the
+//!                     fetch_or found a queue and no other pending waiter:
+//!                     undo our bit, then queue.
+//! (0,1,1) ~> (*,1,0)  the pending waiter spins on the `locked` byte
+//!                     (load-acquire) until the owner unlocks (a queue may
+//!                     form meanwhile).
+//! (*,1,0) -> (*,0,1)  clear_pending_set_locked(): 16-bit store of
+//!                     `locked_pending` = locked.
+//! (*,x,y) -> (n,x,y)  xchg_tail(): 16-bit swap of `tail`: we queue.
 //! (*,x,y) ~> (*,0,0)  the queue head spins until owner and pending leave.
-//! (n,0,0) -> (0,0,1)  compare_exchange: we are the last queued, so the
-//!                     tail is cleared too.
-//! (*,0,0) -> (*,0,1)  fetch_or: others queued behind us (or a pending bit
-//!                     in flight failed the compare_exchange); then we make
-//!                     our successor the head.
+//! (n,0,0) -> (0,0,1)  compare_exchange of the word: we are the last
+//!                     queued, so the tail is cleared too.
+//! (*,0,0) -> (*,0,1)  set_locked(): byte store of `locked` = 1; others
+//!                     queued behind us (or a pending bit in flight failed
+//!                     the compare_exchange); then we make our successor
+//!                     the head.
 //! ```
 
 use super::{RawLock, Spin};
 use std::cell::Cell;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering::*};
+use std::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU8, Ordering::*};
 
 pub const LOCKED_OFFSET: u32 = 0;
 pub const LOCKED_BITS: u32 = 8;
@@ -99,6 +124,18 @@ pub const TAIL_CPU_MASK: u32 = ((1 << TAIL_CPU_BITS) - 1) << TAIL_CPU_OFFSET;
 
 pub const TAIL_MASK: u32 = TAIL_CPU_MASK | TAIL_IDX_MASK;
 pub const LOCKED_PENDING_MASK: u32 = LOCKED_MASK | PENDING_MASK;
+
+/// Byte offsets in memory of Linux's sub-words of the word: `locked` is its
+/// low-order byte, `pending` the next, `locked_pending` the low and `tail`
+/// the high 16 bits.
+const BIG_ENDIAN: bool = cfg!(target_endian = "big");
+const LOCKED_BYTE: usize = if BIG_ENDIAN { 3 } else { 0 };
+const PENDING_BYTE: usize = if BIG_ENDIAN { 2 } else { 1 };
+const LOCKED_PENDING_HALF: usize = if BIG_ENDIAN { 2 } else { 0 };
+const TAIL_HALF: usize = if BIG_ENDIAN { 0 } else { 2 };
+const _: () =
+    assert!(LOCKED_OFFSET == 0 && LOCKED_BITS == 8 && PENDING_OFFSET == 8 && PENDING_BITS == 8);
+const _: () = assert!(TAIL_IDX_OFFSET == 16 && TAIL_MASK == 0xffff_0000);
 
 /// Nodes per thread: nesting depth (Linux: task, softirq, hardirq, NMI).
 pub const MAX_NODES: usize = 1 << TAIL_IDX_BITS;
@@ -220,6 +257,56 @@ impl QSpinLock {
         self.val.load(Relaxed)
     }
 
+    /// The byte at `offset` of the word, as an atomic of its own.
+    #[inline]
+    fn byte(&self, offset: usize) -> &AtomicU8 {
+        debug_assert!(offset < 4);
+        // SAFETY: a byte of our word: in bounds, aligned (AtomicU8 needs 1)
+        // and alive as long as `self`; only ever accessed atomically. The
+        // accesses of other sizes that race with it: see the module doc.
+        unsafe { AtomicU8::from_ptr(self.val.as_ptr().cast::<u8>().add(offset)) }
+    }
+
+    /// The halfword at byte `offset` (0 or 2) of the word.
+    #[inline]
+    fn half(&self, offset: usize) -> &AtomicU16 {
+        debug_assert!(offset == 0 || offset == 2);
+        // SAFETY: as in byte(); the word is 4-aligned, so offsets 0 and 2
+        // are 2-aligned as AtomicU16 needs.
+        unsafe { AtomicU16::from_ptr(self.val.as_ptr().cast::<u8>().add(offset).cast()) }
+    }
+
+    /// `lock->locked`.
+    #[inline]
+    fn locked(&self) -> &AtomicU8 {
+        self.byte(LOCKED_BYTE)
+    }
+
+    /// `clear_pending()`: *,1,* -> *,0,*, a byte store of `pending`.
+    fn clear_pending(&self) {
+        // Relaxed, as Linux's WRITE_ONCE: we give up the pending bit
+        // without having owned anything; the queue head's load-acquire
+        // needs nothing from us.
+        self.byte(PENDING_BYTE).store(0, Relaxed);
+    }
+
+    /// `clear_pending_set_locked()`: *,1,0 -> *,0,1, a 16-bit store of
+    /// `locked_pending`. Only the pending waiter, once the owner left.
+    fn clear_pending_set_locked(&self) {
+        // Relaxed, as Linux's WRITE_ONCE: the caller's fetch_or or
+        // load-acquire already ordered the last unlock before us.
+        self.half(LOCKED_PENDING_HALF)
+            .store(LOCKED_VAL as u16, Relaxed);
+    }
+
+    /// `set_locked()`: *,*,0 -> *,*,1, a byte store of `locked`. Only the
+    /// queue head, once owner and pending left.
+    fn set_locked(&self) {
+        // Relaxed, as Linux's WRITE_ONCE: the head's load-acquire of the
+        // word already ordered the last unlock before us.
+        self.locked().store(LOCKED_VAL as u8, Relaxed);
+    }
+
     #[inline]
     pub fn trylock(&self) -> bool {
         // Acquire: pairs with the Release in unlock(), so the previous
@@ -267,25 +354,24 @@ impl QSpinLock {
         // someone later.
         if val & !LOCKED_MASK != 0 {
             if val & PENDING_MASK == 0 {
-                self.val.fetch_and(!PENDING_MASK, Relaxed);
+                self.clear_pending();
             }
             return self.queue();
         }
 
         // We are pending: wait for the owner to go away. 0,1,1 -> *,1,0.
-        // The load-acquire pairs with the owner's releasing unlock.
+        // The load-acquire of the locked byte (Linux's
+        // smp_cond_load_acquire(&lock->locked, !VAL)) pairs with the
+        // owner's byte store-release in unlock().
         if val & LOCKED_MASK != 0 {
             let mut spin = Spin::new();
-            while self.val.load(Acquire) & LOCKED_MASK != 0 {
+            while self.locked().load(Acquire) != 0 {
                 spin.relax();
             }
         }
 
-        // Take ownership and clear pending: *,1,0 -> *,0,1. Relaxed: the
-        // fetch_or or the load-acquire above already ordered the last
-        // unlock before us.
-        self.val
-            .fetch_add(LOCKED_VAL.wrapping_sub(PENDING_VAL), Relaxed);
+        // Take ownership and clear pending: *,1,0 -> *,0,1.
+        self.clear_pending_set_locked();
         lockevent!(PENDING);
     }
 
@@ -335,9 +421,8 @@ impl QSpinLock {
         }
         lockevent!(QUEUED);
 
-        // Publish the updated tail (p,*,* -> n,*,*). Release orders the
-        // node's initialisation before it; Acquire orders the predecessor's
-        // initialisation before our write to its `next`.
+        // Publish the updated tail (p,*,* -> n,*,*); `old` is the previous
+        // tail code, 0 if none. See xchg_tail() for its orderings.
         let old = self.xchg_tail(tail);
         let mut next: *mut QNode = ptr::null_mut();
 
@@ -389,7 +474,7 @@ impl QSpinLock {
         {
             return;
         }
-        self.val.fetch_or(LOCKED_VAL, Relaxed);
+        self.set_locked();
 
         // Contended: wait for our successor to link in, then make it head.
         // Acquire, as above: its node initialisation happens before we write
@@ -411,21 +496,19 @@ impl QSpinLock {
         unsafe { (*next).locked.store(1, Release) };
     }
 
-    /// Swaps the tail code, keeping locked and pending; returns the old word.
+    /// `xchg_tail()`: p,*,* -> n,*,*, a 16-bit swap of `tail` that leaves
+    /// locked and pending alone; returns the old tail code (in place, the
+    /// other bits 0).
     fn xchg_tail(&self, tail: u32) -> u32 {
-        // Relaxed: only a guess, re-validated by the compare_exchange.
-        let mut old = self.val.load(Relaxed);
-        loop {
-            let new = (old & LOCKED_PENDING_MASK) | tail;
-            // AcqRel, see queue_on(): Release publishes our node's
-            // initialisation with the tail; Acquire pairs with the Release
-            // of the predecessor's tail update, so its node's initialisation
-            // happens before we link into it.
-            match self.val.compare_exchange_weak(old, new, AcqRel, Relaxed) {
-                Ok(_) => return old,
-                Err(now) => old = now,
-            }
-        }
+        // AcqRel (Linux: smp_wmb() then xchg_relaxed(), and an address
+        // dependency on the predecessor's node): Release publishes our
+        // node's initialisation with the tail, for the successor's swap;
+        // Acquire pairs with the Release of the predecessor's swap, so its
+        // node's initialisation happens before we link into it.
+        let old = self
+            .half(TAIL_HALF)
+            .swap((tail >> TAIL_IDX_OFFSET) as u16, AcqRel);
+        u32::from(old) << TAIL_IDX_OFFSET
     }
 }
 
@@ -450,10 +533,12 @@ impl RawLock for QSpinLock {
 
     #[inline]
     unsafe fn unlock(&self, _: &()) {
-        // Release: pairs with the Acquire of the next owner (lock(),
-        // trylock(), the pending waiter's fetch_or or load, the queue
-        // head's load), so our critical section happens before its.
-        self.val.fetch_sub(LOCKED_VAL, Release);
+        // Linux's smp_store_release(&lock->locked, 0): a byte store, which
+        // leaves a pending bit or tail set meanwhile as it is. Release:
+        // pairs with the Acquire of the next owner (lock(), trylock(), the
+        // pending waiter's fetch_or or load of this byte, the queue head's
+        // load of the word), so our critical section happens before its.
+        self.locked().store(0, Release);
     }
 }
 
@@ -500,6 +585,36 @@ mod tests {
             assert!(l.trylock());
             l.unlock(&());
         }
+    }
+
+    #[test]
+    fn sub_word_stores_touch_only_their_field() {
+        let l = QSpinLock::new();
+        let tail = encode_tail(1023, 3);
+        l.val.store(tail | PENDING_VAL, Relaxed);
+        l.set_locked();
+        assert_eq!(l.value(), tail | PENDING_VAL | LOCKED_VAL);
+        l.clear_pending();
+        assert_eq!(l.value(), tail | LOCKED_VAL);
+        l.val.store(tail | PENDING_VAL, Relaxed);
+        l.clear_pending_set_locked();
+        assert_eq!(l.value(), tail | LOCKED_VAL);
+        // SAFETY: the word says locked; nobody else uses this lock.
+        unsafe { l.unlock(&()) };
+        assert_eq!(l.value(), tail);
+    }
+
+    #[test]
+    fn xchg_tail_swaps_only_the_tail() {
+        let l = QSpinLock::new();
+        let (a, b) = (encode_tail(0, 1), encode_tail((1 << TAIL_CPU_BITS) - 2, 3));
+        l.val.store(PENDING_VAL | LOCKED_VAL, Relaxed);
+        assert_eq!(l.xchg_tail(a), 0);
+        assert_eq!(l.value(), a | PENDING_VAL | LOCKED_VAL);
+        assert_eq!(l.xchg_tail(b), a);
+        assert_eq!(l.value(), b | PENDING_VAL | LOCKED_VAL);
+        assert_eq!(decode_tail(l.xchg_tail(0)), ((1 << TAIL_CPU_BITS) - 2, 3));
+        assert_eq!(l.value(), PENDING_VAL | LOCKED_VAL);
     }
 
     #[test]
