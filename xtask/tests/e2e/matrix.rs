@@ -316,6 +316,45 @@ fn every_suite_builds_with_the_compiler_the_matrix_uses_for_qemu_targets() {
     assert_eq!(t["toolchain"]["version"], compiler.as_str());
     assert_eq!(t["build_std"], true);
     assert_eq!(t["suites"].as_array().unwrap().len(), 3);
+
+    // Every lock, shipped or ours, ran its checks and passed them, and the
+    // run names the crates the shipped ones come from at Cargo.lock's pins.
+    for suite in t["suites"].as_array().unwrap().iter().skip(1) {
+        let crates = suite["env"]["variants"]["lock_crates"].as_object().unwrap();
+        for lock in crates.keys() {
+            let checks: Vec<&Value> = suite["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["case"]["lock"] == lock.as_str())
+                .collect();
+            assert!(
+                !checks.is_empty() && checks.iter().all(|c| c["ok"] == true),
+                "{}: {lock}: {checks:?}",
+                suite["suite"]
+            );
+        }
+    }
+    let lock = std::fs::read_to_string(repo_root().join("Cargo.lock")).unwrap();
+    let pinned = |name: &str| {
+        let needle = format!("name = \"{name}\"\nversion = \"");
+        let v = &lock[lock.find(&needle).unwrap() + needle.len()..];
+        v[..v.find('"').unwrap()].to_string()
+    };
+    assert_eq!(
+        run["lock_crates"],
+        serde_json::json!({
+            "parking_lot": pinned("parking_lot"),
+            "spin": pinned("spin"),
+            "std": "of each target's toolchain",
+        })
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = format!(
+        "locks from other crates: parking_lot {} (parking_lot_fair_mutex, parking_lot_mutex, parking_lot_rwlock)",
+        pinned("parking_lot")
+    );
+    assert!(stdout.contains(&line), "{stdout}");
 }
 
 #[test]

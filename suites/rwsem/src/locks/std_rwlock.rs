@@ -58,6 +58,7 @@ impl StdRwLock {
 
 impl RawRwLock for StdRwLock {
     const NAME: &'static str = "std_rwlock";
+    const CRATE: &'static str = "std";
 
     fn new() -> Self {
         StdRwLock {

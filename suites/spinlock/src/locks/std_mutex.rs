@@ -33,6 +33,7 @@ unsafe impl Send for StdMutex {}
 
 impl RawLock for StdMutex {
     const NAME: &'static str = "std_mutex";
+    const CRATE: &'static str = "std";
     type Node = ();
 
     fn new() -> StdMutex {
