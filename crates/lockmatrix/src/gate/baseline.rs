@@ -321,26 +321,12 @@ pub fn to_text(b: &Baseline) -> String {
     out.push_str(&format!("  \"format\": {},\n", b.format));
     out.push_str(&format!("  \"target\": {},\n", j(&b.target)));
     out.push_str(&format!("  \"suite\": {},\n", j(&b.suite)));
-    out.push_str("  \"testbed\": {\n");
-    out.push_str(&format!("    \"runner\": {},\n", j(&b.testbed.runner)));
+    // serde writes every field of the testbed, in declaration order.
+    let testbed = serde_json::to_string_pretty(&b.testbed).expect("a testbed serializes");
     out.push_str(&format!(
-        "    \"cpu_model\": {},\n",
-        j(&b.testbed.cpu_model)
+        "  \"testbed\": {},\n",
+        testbed.replace('\n', "\n  ")
     ));
-    out.push_str(&format!(
-        "    \"emulator_version\": {},\n",
-        j(&b.testbed.emulator_version)
-    ));
-    out.push_str(&format!(
-        "    \"compiler_version\": {},\n",
-        j(&b.testbed.compiler_version)
-    ));
-    out.push_str(&format!("    \"triple\": {},\n", j(&b.testbed.triple)));
-    out.push_str(&format!(
-        "    \"counter_version\": {}\n",
-        j(&b.testbed.counter_version)
-    ));
-    out.push_str("  },\n");
     out.push_str(&format!("  \"commit\": {},\n", j(&b.commit)));
     out.push_str(&format!("  \"date\": {},\n", j(&b.date)));
     if cells.is_empty() {
@@ -565,11 +551,21 @@ mod tests {
         assert!(text.contains("      \"case\": {\"lock\":\"tas\",\"threads\":2},\n"));
         assert!(text.find("\"bench\": \"a\"").unwrap() < text.find("\"bench\": \"z\"").unwrap());
         assert_eq!(to_text(&back), text);
+        assert!(
+            text.contains("  \"testbed\": {\n    \"runner\": \"native\",\n"),
+            "{text}"
+        );
         let empty = Baseline { cells: vec![], ..b };
         assert_eq!(
             serde_json::from_str::<Baseline>(&to_text(&empty)).unwrap(),
             empty
         );
+        // A variant's CPU choice is kept: without it its counts would
+        // compare with the plain target's.
+        let mut variant = sample_baseline();
+        variant.testbed.cpu_choice = Some("-cpu cortex-a53; -C target-feature=+crt-static".into());
+        let back: Baseline = serde_json::from_str(&to_text(&variant)).unwrap();
+        assert_eq!(back.testbed, variant.testbed);
     }
 
     #[test]
