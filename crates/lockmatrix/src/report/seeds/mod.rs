@@ -1,10 +1,10 @@
 //! `cargo xtask report --tables`: the seeds' tables, in the shapes users
 //! know from the mailing-list threads of `docs/seeds.md`, one block per target.
 
-mod seed000;
-mod seed001;
-mod seed002;
-mod seed003;
+pub mod seed000;
+pub mod seed001;
+pub mod seed002;
+pub mod seed003;
 
 use crate::protocol::Sample;
 use crate::report::table::{median, to_ns};
@@ -35,8 +35,9 @@ pub fn fmt(v: Option<f64>, decimals: usize) -> String {
 }
 
 /// What ran on each target: the timer and its rate, the spin-wait hint,
-/// the atomics variant, as the suites' env records say.
-fn variants(run: &Run) -> String {
+/// the atomics variant, as the suites' env records say. The first row is
+/// the header; only the header when no suite left an env record.
+pub fn variant_rows(run: &Run) -> Vec<Vec<String>> {
     let mut rows = vec![[
         "target",
         "timer",
@@ -78,6 +79,11 @@ fn variants(run: &Run) -> String {
             v("atomic_64bit"),
         ]);
     }
+    rows
+}
+
+fn variants(run: &Run) -> String {
+    let rows = variant_rows(run);
     if rows.len() == 1 {
         return String::new();
     }

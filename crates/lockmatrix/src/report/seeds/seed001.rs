@@ -6,8 +6,21 @@ use crate::report::table::render as columns;
 use crate::results::Run;
 use serde_json::Value;
 
-pub fn render(run: &Run) -> String {
-    let mut out = String::new();
+/// One target's scaling table.
+pub struct Scaling {
+    pub target: String,
+    pub runner: String,
+    /// Locks in the order the suite ran them.
+    pub locks: Vec<String>,
+    /// Thread counts, ascending.
+    pub threads: Vec<u64>,
+    /// `ns[i][j]`: median ns per acquisition at `threads[i]` with `locks[j]`.
+    pub ns: Vec<Vec<Option<f64>>>,
+}
+
+/// Every target that ran `lock_unlock`, in run order.
+pub fn tables(run: &Run) -> Vec<Scaling> {
+    let mut out = Vec::new();
     for t in &run.targets {
         let Some(s) = t.suites.iter().find(|s| s.suite == "spinlock") else {
             continue;
@@ -30,23 +43,46 @@ pub fn render(run: &Run) -> String {
             continue;
         }
         threads.sort_unstable();
+        let ns = threads
+            .iter()
+            .map(|n| {
+                locks
+                    .iter()
+                    .map(|l| {
+                        let case = [
+                            ("lock", Value::from(l.as_str())),
+                            ("threads", Value::from(*n)),
+                        ];
+                        cell(s, "lock_unlock", &case, "ticks_per_acquire")
+                    })
+                    .collect()
+            })
+            .collect();
+        out.push(Scaling {
+            target: t.name.clone(),
+            runner: t.runner.to_string(),
+            locks,
+            threads,
+            ns,
+        });
+    }
+    out
+}
+
+pub fn render(run: &Run) -> String {
+    let mut out = String::new();
+    for t in tables(run) {
         let mut rows = vec![std::iter::once("threads".to_string())
-            .chain(locks.iter().cloned())
+            .chain(t.locks.iter().cloned())
             .collect::<Vec<_>>()];
-        for n in &threads {
+        for (n, values) in t.threads.iter().zip(&t.ns) {
             let mut row = vec![format!("{n}:")];
-            for l in &locks {
-                let case = [
-                    ("lock", Value::from(l.as_str())),
-                    ("threads", Value::from(*n)),
-                ];
-                row.push(fmt(cell(s, "lock_unlock", &case, "ticks_per_acquire"), 1));
-            }
+            row.extend(values.iter().map(|v| fmt(*v, 1)));
             rows.push(row);
         }
         out.push_str(&format!(
             "Seed 001: ns in lock()+unlock() per acquisition, {} ({})\n{}\n",
-            t.name,
+            t.target,
             t.runner,
             columns(&rows)
         ));

@@ -7,7 +7,39 @@ use crate::report::table::render as columns;
 use crate::results::{Run, SuiteRun};
 use serde_json::Value;
 
-const LOADS: &[&str] = &["1", "10", "50", "100", "sleep1us"];
+pub const LOADS: &[&str] = &["1", "10", "50", "100", "sleep1us"];
+
+/// One critical-section load of one lock: ops per thread (median over
+/// rounds) as `[min, avg, max]`, with the half-readers/half-writers mix.
+pub struct Load {
+    pub load: String,
+    pub reader: [Option<f64>; 3],
+    pub writer: [Option<f64>; 3],
+    pub reader_slowpath: Option<f64>,
+    pub writer_slowpath: Option<f64>,
+    /// `writer_ops_avg` with every thread a writer.
+    pub all_writers: Option<f64>,
+    /// `writer_ops_avg` with half the threads writers.
+    pub half_writers: Option<f64>,
+}
+
+impl Load {
+    /// Half writers vs all writers, in % of all writers.
+    pub fn change(&self) -> Option<f64> {
+        match (self.all_writers, self.half_writers) {
+            (Some(a), Some(h)) if a > 0.0 => Some((h - a) / a * 100.0),
+            _ => None,
+        }
+    }
+}
+
+/// One lock on one target.
+pub struct Table {
+    pub target: String,
+    pub runner: String,
+    pub lock: String,
+    pub loads: Vec<Load>,
+}
 
 fn locks(s: &SuiteRun) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -21,7 +53,7 @@ fn locks(s: &SuiteRun) -> Vec<String> {
     out
 }
 
-fn load_name(load: &str) -> String {
+pub fn load_name(load: &str) -> String {
     if load == "sleep1us" {
         "1us sleep".into()
     } else {
@@ -29,8 +61,9 @@ fn load_name(load: &str) -> String {
     }
 }
 
-pub fn render(run: &Run) -> String {
-    let mut out = String::new();
+/// Per target, per lock, in run order.
+pub fn tables(run: &Run) -> Vec<Table> {
+    let mut out = Vec::new();
     for t in &run.targets {
         let Some(s) = t.suites.iter().find(|s| s.suite == "rwsem") else {
             continue;
@@ -44,59 +77,77 @@ pub fn render(run: &Run) -> String {
                 ];
                 cell(s, "rw_mix", &case, metric)
             };
-            let mmm = |mix: &str, load: &str, side: &str| {
-                ["min", "avg", "max"]
-                    .map(|k| fmt(get(mix, load, &format!("{side}_ops_{k}")), 0))
-                    .join("/")
+            let mmm = |load: &str, side: &str| {
+                ["min", "avg", "max"].map(|k| get("half", load, &format!("{side}_ops_{k}")))
             };
-            let mut ops = vec![[
-                "CS Load",
-                "Reader Ops/Thread min/avg/max",
-                "Writer Ops/Thread min/avg/max",
-            ]
-            .map(String::from)
-            .to_vec()];
-            let mut slow = vec![["CS Load", "Reader Slowpath", "Writer Slowpath"]
-                .map(String::from)
-                .to_vec()];
-            let mut mix = vec![[
-                "CS Load",
-                "All Writers Ops/Thread",
-                "Half Writers Ops/Thread",
-                "% Change",
-            ]
-            .map(String::from)
-            .to_vec()];
-            for load in LOADS {
-                ops.push(vec![
-                    load_name(load),
-                    mmm("half", load, "reader"),
-                    mmm("half", load, "writer"),
-                ]);
-                slow.push(vec![
-                    load_name(load),
-                    fmt(get("half", load, "reader_slowpath"), 0),
-                    fmt(get("half", load, "writer_slowpath"), 0),
-                ]);
-                let (all, half) = (
-                    get("all_writers", load, "writer_ops_avg"),
-                    get("half", load, "writer_ops_avg"),
-                );
-                let change = match (all, half) {
-                    (Some(a), Some(h)) if a > 0.0 => format!("{:+.1}", (h - a) / a * 100.0),
-                    _ => "-".into(),
-                };
-                mix.push(vec![load_name(load), fmt(all, 0), fmt(half, 0), change]);
-            }
-            out.push_str(&format!(
-                "Seed 002: {lock}, {} ({})\n{}\n{}\n{}\n",
-                t.name,
-                t.runner,
-                columns(&ops),
-                columns(&slow),
-                columns(&mix)
-            ));
+            let loads = LOADS
+                .iter()
+                .map(|load| Load {
+                    load: load_name(load),
+                    reader: mmm(load, "reader"),
+                    writer: mmm(load, "writer"),
+                    reader_slowpath: get("half", load, "reader_slowpath"),
+                    writer_slowpath: get("half", load, "writer_slowpath"),
+                    all_writers: get("all_writers", load, "writer_ops_avg"),
+                    half_writers: get("half", load, "writer_ops_avg"),
+                })
+                .collect();
+            out.push(Table {
+                target: t.name.clone(),
+                runner: t.runner.to_string(),
+                lock,
+                loads,
+            });
         }
+    }
+    out
+}
+
+pub fn render(run: &Run) -> String {
+    let mut out = String::new();
+    for t in tables(run) {
+        let mut ops = vec![[
+            "CS Load",
+            "Reader Ops/Thread min/avg/max",
+            "Writer Ops/Thread min/avg/max",
+        ]
+        .map(String::from)
+        .to_vec()];
+        let mut slow = vec![["CS Load", "Reader Slowpath", "Writer Slowpath"]
+            .map(String::from)
+            .to_vec()];
+        let mut mix = vec![[
+            "CS Load",
+            "All Writers Ops/Thread",
+            "Half Writers Ops/Thread",
+            "% Change",
+        ]
+        .map(String::from)
+        .to_vec()];
+        let mmm = |v: &[Option<f64>; 3]| v.map(|x| fmt(x, 0)).join("/");
+        for l in &t.loads {
+            ops.push(vec![l.load.clone(), mmm(&l.reader), mmm(&l.writer)]);
+            slow.push(vec![
+                l.load.clone(),
+                fmt(l.reader_slowpath, 0),
+                fmt(l.writer_slowpath, 0),
+            ]);
+            mix.push(vec![
+                l.load.clone(),
+                fmt(l.all_writers, 0),
+                fmt(l.half_writers, 0),
+                l.change().map_or("-".into(), |c| format!("{c:+.1}")),
+            ]);
+        }
+        out.push_str(&format!(
+            "Seed 002: {}, {} ({})\n{}\n{}\n{}\n",
+            t.lock,
+            t.target,
+            t.runner,
+            columns(&ops),
+            columns(&slow),
+            columns(&mix)
+        ));
     }
     out
 }

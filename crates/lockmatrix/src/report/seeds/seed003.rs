@@ -8,7 +8,32 @@ use serde_json::Value;
 
 /// The lock every other lock is compared with: the ticket lock, the
 /// baseline "A" of the seed (a plain ticket spinlock kernel).
-const REFERENCE: &str = "ticket";
+pub const REFERENCE: &str = "ticket";
+
+/// The two scenarios: (bench, title).
+pub const SCENARIOS: [(&str, &str); 2] = [
+    ("stress_s1", "S1: plain counter"),
+    ("stress_s2", "S2: work outside + variable work inside"),
+];
+
+/// One lock's runs of one scenario.
+pub struct Stress {
+    pub lock: String,
+    /// Mean and sample standard deviation of the total time, in ms.
+    pub mean_ms: f64,
+    pub std_ms: f64,
+    /// % less time than [`REFERENCE`] (positive: faster).
+    pub gain: Option<f64>,
+}
+
+/// One target's table of one scenario.
+pub struct Table {
+    pub target: String,
+    pub runner: String,
+    pub bench: &'static str,
+    pub title: &'static str,
+    pub rows: Vec<Stress>,
+}
 
 /// Mean and sample standard deviation of a run's total times, in ms.
 fn mean_std(s: &SuiteRun, bench: &str, lock: &str) -> Option<(f64, f64)> {
@@ -46,16 +71,14 @@ fn x_is_ns(s: &SuiteRun) -> bool {
     s.env.as_ref().is_some_and(|e| e.timer_unit == "ns")
 }
 
-pub fn render(run: &Run) -> String {
-    let mut out = String::new();
+/// Per target, per scenario it ran, the locks' rows, in run order.
+pub fn tables(run: &Run) -> Vec<Table> {
+    let mut out = Vec::new();
     for t in &run.targets {
         let Some(s) = t.suites.iter().find(|s| s.suite == "spinlock") else {
             continue;
         };
-        for (bench, title) in [
-            ("stress_s1", "S1: plain counter"),
-            ("stress_s2", "S2: work outside + variable work inside"),
-        ] {
+        for (bench, title) in SCENARIOS {
             let mut locks: Vec<&str> = Vec::new();
             for x in s.samples.iter().filter(|x| x.bench == bench) {
                 if let Some(l) = x.case.get("lock").and_then(Value::as_str) {
@@ -68,25 +91,53 @@ pub fn render(run: &Run) -> String {
                 continue;
             }
             let reference = mean_std(s, bench, REFERENCE).map(|(m, _)| m);
-            let mut rows = vec![["lock", "total ms (std)", "% improvement w.r.t. ticket"]
-                .map(String::from)
-                .to_vec()];
-            for l in locks {
-                let Some((mean, std)) = mean_std(s, bench, l) else {
-                    continue;
-                };
-                let gain = reference
-                    .filter(|r| *r > 0.0)
-                    .map_or("-".into(), |r| format!("{:+.2}", (r - mean) / r * 100.0));
-                rows.push(vec![l.to_string(), format!("{mean:.3} ({std:.3})"), gain]);
-            }
-            out.push_str(&format!(
-                "Seed 003: {title}, {} ({})\n{}\n",
-                t.name,
-                t.runner,
-                columns(&rows)
-            ));
+            let rows = locks
+                .into_iter()
+                .filter_map(|l| {
+                    let (mean_ms, std_ms) = mean_std(s, bench, l)?;
+                    Some(Stress {
+                        lock: l.to_string(),
+                        mean_ms,
+                        std_ms,
+                        gain: reference
+                            .filter(|r| *r > 0.0)
+                            .map(|r| (r - mean_ms) / r * 100.0),
+                    })
+                })
+                .collect();
+            out.push(Table {
+                target: t.name.clone(),
+                runner: t.runner.to_string(),
+                bench,
+                title,
+                rows,
+            });
         }
+    }
+    out
+}
+
+pub fn render(run: &Run) -> String {
+    let mut out = String::new();
+    for t in tables(run) {
+        let mut rows = vec![["lock", "total ms (std)", "% improvement w.r.t. ticket"]
+            .map(String::from)
+            .to_vec()];
+        for r in &t.rows {
+            let gain = r.gain.map_or("-".into(), |g| format!("{g:+.2}"));
+            rows.push(vec![
+                r.lock.clone(),
+                format!("{:.3} ({:.3})", r.mean_ms, r.std_ms),
+                gain,
+            ]);
+        }
+        out.push_str(&format!(
+            "Seed 003: {}, {} ({})\n{}\n",
+            t.title,
+            t.target,
+            t.runner,
+            columns(&rows)
+        ));
     }
     out
 }
