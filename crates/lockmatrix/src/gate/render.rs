@@ -35,7 +35,7 @@ impl GateReport {
     }
 
     /// Sections that list cells, in report order: (title, explanation, cells).
-    fn cell_sections(&self) -> Vec<(String, String, Vec<&CellReport>)> {
+    pub(crate) fn cell_sections(&self) -> Vec<(String, String, Vec<&CellReport>)> {
         let d = pct(self.options.delta);
         let mut regressions: Vec<&CellReport> = self.with(Verdict::Regression).collect();
         regressions.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
@@ -387,7 +387,7 @@ fn rounds(c: &CellReport) -> usize {
 }
 
 /// `target/suite bench [case] metric`: how reports name a cell.
-pub(super) fn cell_name(c: &CellReport) -> String {
+pub(crate) fn cell_name(c: &CellReport) -> String {
     format!(
         "{}/{} {} [{}] {}",
         c.target,
@@ -398,7 +398,7 @@ pub(super) fn cell_name(c: &CellReport) -> String {
     )
 }
 
-fn header() -> Vec<String> {
+pub(crate) fn header() -> Vec<String> {
     [
         "where",
         "bench",
@@ -414,7 +414,7 @@ fn header() -> Vec<String> {
     .collect()
 }
 
-fn row(c: &CellReport) -> Vec<String> {
+pub(crate) fn row(c: &CellReport) -> Vec<String> {
     let median = |s: Option<f64>| s.map_or("-".into(), num);
     let (ratio, change, p) = match c.effect {
         Some(e) => (

@@ -1,5 +1,13 @@
-//! What people read: the terminal tables of a run ([`table`]) and the
-//! seeds' tables in the shapes their threads used ([`seeds`]).
+//! What people read: the terminal tables of a run ([`table`]), the seeds'
+//! tables in the shapes their threads used ([`seeds`]), the HTML report
+//! ([`html`]), the gating cells across runs ([`history`]) and the Bencher
+//! Metric Format export ([`bmf`]).
 
+pub mod bmf;
+pub mod history;
+pub mod html;
 pub mod seeds;
 pub mod table;
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,149 @@
+//! Run metadata: where and how the run happened, what each target ran with,
+//! and the command that reproduces each suite run.
+
+use super::svg::esc;
+use super::table;
+use crate::report::seeds;
+use crate::results::{Run, ToolInfo};
+
+fn tool(t: &Option<ToolInfo>) -> String {
+    t.as_ref().map_or("-".into(), |t| {
+        format!(
+            "{} <span class=\"note\">{}</span>",
+            esc(&t.version),
+            esc(&t.what)
+        )
+    })
+}
+
+pub fn section(run: &Run) -> String {
+    let h = &run.host;
+    let mut kv: Vec<Vec<String>> = vec![
+        vec!["run".into(), esc(&run.run_id)],
+        vec![
+            "started / finished".into(),
+            format!(
+                "{} / {}",
+                esc(&run.started),
+                run.finished
+                    .as_deref()
+                    .map_or("<strong>incomplete</strong>".into(), esc)
+            ),
+        ],
+        vec!["profile".into(), run.profile.to_string()],
+        vec![
+            "command".into(),
+            format!("<code>{}</code>", esc(&run.command.join(" "))),
+        ],
+        vec![
+            "commit".into(),
+            format!(
+                "<code>{}</code>{}",
+                esc(&h.lockmatrix_commit),
+                if h.lockmatrix_dirty {
+                    " (with uncommitted changes)"
+                } else {
+                    ""
+                }
+            ),
+        ],
+        vec![
+            "host".into(),
+            format!(
+                "{}, {} CPUs; {}; Linux {}",
+                esc(&h.cpu_model),
+                h.cpus,
+                esc(&h.os),
+                esc(&h.kernel)
+            ),
+        ],
+    ];
+    if let Some(a) = &run.against {
+        kv.push(vec![
+            "against".into(),
+            format!(
+                "{} (<code>{}</code>), run beside it",
+                esc(&a.rev),
+                esc(&a.commit)
+            ),
+        ]);
+    }
+    if let Some(p) = &run.insns_plugin {
+        kv.push(vec!["instruction counter".into(), tool(&Some(p.clone()))]);
+    }
+    if !run.lock_crates.is_empty() {
+        let crates: Vec<String> = run
+            .lock_crates
+            .iter()
+            .map(|(k, v)| format!("{} {}", esc(k), esc(v)))
+            .collect();
+        kv.push(vec!["lock crates".into(), crates.join("; ")]);
+    }
+    let mut out = String::from("<table class=\"kv\">");
+    for r in &kv {
+        out.push_str(&format!("<tr><th>{}</th><td>{}</td></tr>", r[0], r[1]));
+    }
+    out.push_str("</table>");
+
+    let mut t = vec![[
+        "target",
+        "triple",
+        "runner",
+        "status",
+        "compiler",
+        "linker",
+        "emulator",
+        "counted under",
+        "CPU",
+        "build",
+        "run",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for r in &run.targets {
+        t.push(vec![
+            esc(&r.name),
+            esc(&r.triple),
+            r.runner.to_string(),
+            esc(&r.status.label()),
+            tool(&r.toolchain),
+            tool(&r.linker),
+            tool(&r.emulator),
+            tool(&r.counter),
+            r.cpu.as_ref().map_or("-".into(), |c| esc(&c.describe())),
+            r.build_secs.map_or("-".into(), |s| format!("{s:.1}s")),
+            r.run_secs.map_or("-".into(), |s| format!("{s:.1}s")),
+        ]);
+    }
+    out.push_str("<h3>Targets</h3><div class=\"scroll\">");
+    out.push_str(&table("data compact", &t));
+    out.push_str("</div>");
+    let variants = seeds::variant_rows(run);
+    if variants.len() > 1 {
+        let rows: Vec<Vec<String>> = variants
+            .iter()
+            .map(|r| r.iter().map(|c| esc(c)).collect())
+            .collect();
+        out.push_str("<h3>Variants that ran</h3>");
+        out.push_str(&table("data compact", &rows));
+    }
+    out.push_str("<h3>Reproduce</h3><p>Each suite run's command (a native or ssh target's instruction counts: the counted command).</p><details><summary>commands</summary><ul class=\"commands\">");
+    for r in &run.targets {
+        for s in &r.suites {
+            out.push_str(&format!(
+                "<li>{}/{}: <code>{}</code>{}</li>",
+                esc(&r.name),
+                esc(&s.suite),
+                esc(&s.command),
+                s.counted_command
+                    .as_ref()
+                    .map_or(String::new(), |c| format!(
+                        "<br>counted: <code>{}</code>",
+                        esc(c)
+                    ))
+            ));
+        }
+    }
+    out.push_str("</ul></details>");
+    out
+}

@@ -1,0 +1,248 @@
+//! `cargo xtask report --html`: one self-contained HTML file per run, with
+//! inline SVG charts, no JavaScript, no network, no external fonts or CSS.
+//!
+//! The SVG is written directly ([`svg`]) rather than with a plotting crate:
+//! the charts are bars, ranges, lines and dots on one or two axes; every
+//! mark must carry a `<title>` with its numbers and every panel must fit a
+//! CSS grid of small multiples, which plotters' SVG backend does not do
+//! (it writes no titles and lays out text from system fonts through its
+//! font stack). Writing the elements ourselves is a few hundred lines with
+//! no dependency, and the output stays deterministic text that tests can
+//! read.
+//!
+//! One file per section: [`seed000`] (grouped bars per architecture),
+//! [`scaling`] (seed 001: ns per acquisition vs threads), [`stress`]
+//! (seed 003: S1/S2 mean ± std), [`rwsem`] (seed 002: ops per thread
+//! min/avg/max), [`fairness`] (per-thread acquisition spread), [`gate`]
+//! (forest plot, instruction counts, advisory list), [`meta`] (run
+//! metadata and reproduce commands); [`page`] puts them together. Each
+//! section takes its numbers from `report::seeds`, which also prints the
+//! terminal tables, so the two never disagree.
+
+mod fairness;
+mod gate;
+mod meta;
+mod page;
+mod rwsem;
+mod scaling;
+mod seed000;
+mod stress;
+pub mod svg;
+
+pub use gate::verdict_colour;
+pub use page::{render, GENERATOR, SECTIONS, STYLE};
+
+use std::fmt::Write;
+
+/// Each lock's colour, the same in every panel: locks in the order the run
+/// first shows them.
+pub(crate) struct Locks(Vec<String>);
+
+impl Locks {
+    pub fn of(names: impl IntoIterator<Item = String>) -> Locks {
+        let mut out: Vec<String> = Vec::new();
+        for n in names {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        Locks(out)
+    }
+
+    pub fn colour(&self, name: &str) -> &'static str {
+        svg::colour(
+            self.0
+                .iter()
+                .position(|n| n == name)
+                .unwrap_or(self.0.len()),
+        )
+    }
+
+    /// The legend, as HTML text (readable without the chart).
+    pub fn legend(&self) -> String {
+        let mut out = String::from(r#"<ul class="legend">"#);
+        for n in &self.0 {
+            let _ = write!(
+                out,
+                r#"<li><span class="swatch" style="background:{}"></span>{}</li>"#,
+                self.colour(n),
+                svg::esc(n)
+            );
+        }
+        out.push_str("</ul>");
+        out
+    }
+}
+
+/// A grid of panels, one per target: each `(caption, svg)`.
+pub fn grid(panels: Vec<(String, String)>) -> String {
+    let mut out = String::from(r#"<div class="grid">"#);
+    for (caption, svg) in panels {
+        let _ = write!(
+            out,
+            r#"<figure class="panel"><figcaption>{caption}</figcaption>{svg}</figure>"#
+        );
+    }
+    out.push_str("</div>");
+    out
+}
+
+/// A panel's caption: the target, and "QEMU: emulator time" where the
+/// times are the emulator's.
+pub(crate) fn caption(target: &str, runner: &str) -> String {
+    if runner == "qemu" {
+        format!(
+            r#"{} <span class="emu" title="times under QEMU measure the emulator, not the guest CPU">QEMU: emulator time</span>"#,
+            svg::esc(target)
+        )
+    } else {
+        format!(
+            r#"{} <span class="native">{}</span>"#,
+            svg::esc(target),
+            svg::esc(runner)
+        )
+    }
+}
+
+/// An HTML table: the first row is the header; cells are HTML already.
+pub(crate) fn table(class: &str, rows: &[Vec<String>]) -> String {
+    let mut out = format!(r#"<table class="{class}">"#);
+    for (i, row) in rows.iter().enumerate() {
+        out.push_str("<tr>");
+        for c in row {
+            if i == 0 {
+                let _ = write!(out, "<th>{c}</th>");
+            } else {
+                let _ = write!(out, "<td>{c}</td>");
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+    out
+}
+
+/// A left margin wide enough for the longest of `labels` at the panels'
+/// label size (10.5px: about 6.2px a character), within reason.
+pub(crate) fn label_margin<'a>(labels: impl IntoIterator<Item = &'a str>) -> f64 {
+    let longest = labels
+        .into_iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    (longest as f64 * 6.2 + 12.0).clamp(48.0, 170.0)
+}
+
+/// A value for a title or a table, or a dash.
+pub(crate) fn opt(v: Option<f64>) -> String {
+    v.map_or("-".into(), svg::num)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::{evaluate, GateOptions, Reference};
+    use crate::report::tests::{run_with, sample_run};
+
+    /// Every `<tag ...>` that is not self-closed has its `</tag>`.
+    fn balanced(html: &str, tag: &str) -> bool {
+        let open =
+            html.matches(&format!("<{tag} ")).count() + html.matches(&format!("<{tag}>")).count();
+        let selfclosed = html
+            .split(&format!("<{tag} "))
+            .skip(1)
+            .filter(|rest| rest.split('>').next().is_some_and(|a| a.ends_with('/')))
+            .count();
+        open - selfclosed == html.matches(&format!("</{tag}>")).count()
+    }
+
+    #[test]
+    fn every_section_and_target_is_on_the_page_without_scripts_or_network() {
+        let html = render(&sample_run(), None);
+        for (id, heading) in SECTIONS {
+            assert!(
+                html.contains(&format!(
+                    "<section id=\"{id}\"><h2>{}</h2>",
+                    svg::esc(heading)
+                )),
+                "{id}"
+            );
+        }
+        for target in ["x86_64", "aarch64"] {
+            assert!(html.contains(&format!("<figcaption>{target} ")), "{target}");
+        }
+        // Self-contained: the only URL is SVG's namespace name, never fetched.
+        assert!(!html.contains("<script"));
+        assert_eq!(
+            html.matches("http").count(),
+            html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+        );
+        for tag in ["svg", "section", "table", "figure", "title", "text", "ul"] {
+            assert!(balanced(&html, tag), "<{tag}> not balanced");
+        }
+        // No gate reference: said plainly, and no forest plot drawn.
+        assert!(html.contains("<strong>Not compared.</strong>"));
+        assert!(!html.contains("forest plot"));
+        // QEMU panels are marked, native ones are not.
+        assert!(html.contains("aarch64 <span class=\"emu\""));
+        assert!(html.contains("x86_64 <span class=\"native\">native</span>"));
+    }
+
+    #[test]
+    fn marks_carry_their_numbers() {
+        let html = render(&sample_run(), None);
+        // Every circle (a data point) has a title; seed 001's ticket lock at 2
+        // threads on x86_64 took 10 ns (20 ticks at 2 GHz).
+        let points = html
+            .split("<circle ")
+            .skip(1)
+            .filter(|r| !r.split('>').next().unwrap().ends_with('/'))
+            .count();
+        assert_eq!(
+            points,
+            html.matches("<circle ").count(),
+            "a circle without a title"
+        );
+        std::fs::write(
+            std::env::temp_dir().join("lockmatrix-html-test.html"),
+            &html,
+        )
+        .unwrap();
+        assert!(html.contains("<title>x86_64 ticket, 2 threads: 10 ns per acquisition</title>"));
+        // Seed 000: QEMU times say they are the emulator's; counts are beside.
+        assert!(html.contains("<title>aarch64 CAS sync: 6 ns (emulator time), 10 insns/op</title>"));
+        // Seed 003: mcs takes 59% longer than the ticket lock on S2.
+        assert!(html.contains("vs ticket</title>") && html.contains(">-58.8%<"));
+        // Seed 002: half vs all writers, +25%.
+        assert!(html.contains(">+25.0%</span>"));
+    }
+
+    #[test]
+    fn the_gate_section_draws_ratios_and_highlights_changed_counts() {
+        let (base, head) = (run_with(1.0, 21.0), run_with(1.3, 22.0));
+        let mut head = head;
+        head.against = Some(crate::results::Against {
+            rev: "HEAD~1".into(),
+            commit: "abc".into(),
+        });
+        let g = evaluate(&head, &Reference::Base(&base), &GateOptions::default()).unwrap();
+        let html = render(&head, Some(&g));
+        assert!(!html.contains("Not compared."));
+        assert!(
+            html.contains("gate: <strong>FAIL</strong>"),
+            "a count went up"
+        );
+        // The ticket lock's count: 21 -> 22 on both targets, highlighted.
+        assert_eq!(html.matches("<span class=\"more\" title=").count(), 2);
+        assert!(html.contains(">21 → 22</span>"));
+        // The forest plot: x86_64's family cells (native), not aarch64's (QEMU).
+        assert!(html.contains("forest plot x86_64"));
+        assert!(!html.contains("forest plot aarch64"));
+        assert!(
+            html.contains(
+                "<title>x86_64/spinlock stress_s2 [lock=mcs threads=2] total_ticks: ratio 1.300"
+            ),
+            "{html}"
+        );
+    }
+}

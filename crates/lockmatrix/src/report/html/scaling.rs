@@ -1,0 +1,101 @@
+//! Seed 001: ns in lock()+unlock() per acquisition against the thread
+//! count, one line per lock, one panel per target (each with its own log
+//! axis: a QEMU target's times are the emulator's, in another range).
+
+use super::svg::{num, Scale, Svg};
+use super::{caption, grid, Locks};
+use crate::report::seeds::seed001;
+use crate::results::Run;
+
+/// Width of a small-multiple panel: four fit across a 1400px window.
+pub const WIDTH: f64 = 320.0;
+
+pub fn section(run: &Run) -> Option<String> {
+    let tables = seed001::tables(run);
+    if tables.is_empty() {
+        return None;
+    }
+    let locks = Locks::of(tables.iter().flat_map(|t| t.locks.iter().cloned()));
+    let mut panels = Vec::new();
+    for t in &tables {
+        let (left, right, top, bottom, height) = (52.0, 16.0, 10.0, 34.0, 220.0);
+        let Some(y) = Scale::fit(
+            t.ns.iter().flatten().flatten().copied(),
+            height - bottom,
+            top,
+            true,
+        ) else {
+            continue;
+        };
+        let mut s = Svg::new(WIDTH, height);
+        s.y_axis(&y, left, WIDTH - right, "ns per acquisition (log)");
+        // Thread counts are evenly spaced: they are a ladder, not a measure.
+        let n = t.threads.len().max(1) as f64;
+        let step = (WIDTH - left - right - 30.0) / (n - 1.0).max(1.0);
+        let x = |i: usize| {
+            if t.threads.len() == 1 {
+                (left + WIDTH - right) / 2.0
+            } else {
+                left + 15.0 + step * i as f64
+            }
+        };
+        s.line(
+            (left, height - bottom),
+            (WIDTH - right, height - bottom),
+            "#888",
+            1.0,
+            "",
+        );
+        for (i, threads) in t.threads.iter().enumerate() {
+            s.text(
+                x(i),
+                height - bottom + 12.0,
+                "middle",
+                "tick",
+                &threads.to_string(),
+            );
+        }
+        s.text(
+            (left + WIDTH - right) / 2.0,
+            height - 6.0,
+            "middle",
+            "axis",
+            "threads",
+        );
+        for (j, lock) in t.locks.iter().enumerate() {
+            let colour = locks.colour(lock);
+            let points: Vec<(usize, f64)> =
+                t.ns.iter()
+                    .enumerate()
+                    .filter_map(|(i, row)| Some((i, row[j]?)))
+                    .collect();
+            let line: Vec<(f64, f64)> = points.iter().map(|(i, v)| (x(*i), y.at(*v))).collect();
+            s.polyline(&line, colour, lock);
+            for (i, v) in &points {
+                s.circle(
+                    x(*i),
+                    y.at(*v),
+                    3.0,
+                    colour,
+                    &format!(
+                        "{} {lock}, {} threads: {} ns per acquisition",
+                        t.target,
+                        t.threads[*i],
+                        num(*v)
+                    ),
+                );
+            }
+        }
+        panels.push((
+            caption(&t.target, &t.runner),
+            s.finish(&format!("seed 001 {}", t.target)),
+        ));
+    }
+    Some(format!(
+        "<p>Median ns in lock()+unlock() per acquisition over the rounds, by thread count; each \
+         panel has its own log axis. Hover a point for its value; the terminal's \
+         <code>cargo xtask report --tables</code> prints the same numbers.</p>{}{}",
+        locks.legend(),
+        grid(panels)
+    ))
+}

@@ -1,0 +1,185 @@
+//! A small run made by hand, for the report modules' tests: two targets
+//! (x86_64 native with a 2 GHz tick timer, aarch64 under QEMU in ns), each
+//! with the atomic, spinlock and rwsem suites' cells the seeds read.
+
+use crate::results::Run;
+use serde_json::{json, Value};
+
+fn sample(
+    suite: &str,
+    bench: &str,
+    case: Value,
+    metric: &str,
+    unit: &str,
+    round: u32,
+    value: f64,
+) -> Value {
+    let better = if unit == "ops" { "higher" } else { "lower" };
+    let gating = (bench == "lock_unlock" && metric == "ticks_per_acquire" && case["threads"] == 1)
+        || bench == "stress_s2";
+    json!({"suite": suite, "bench": bench, "case": case, "metric": metric, "unit": unit,
+           "better": better, "gating": gating, "round": round, "value": value})
+}
+
+fn env(suite: &str, unit: &str, hz: f64) -> Value {
+    json!({"protocol": 2, "suite": suite, "arch": "x", "endian": "little", "pointer_width": 64,
+           "cpus": 2, "timer": "t", "timer_unit": unit, "timer_hz": hz, "relax": "pause",
+           "profile": "quick", "seed": 1, "pinned": true, "variants": {"cas_local": "plain"}})
+}
+
+fn suite(name: &str, unit: &str, hz: f64, samples: Vec<Value>) -> Value {
+    json!({"suite": name, "command": format!("./{name} --rounds 3"), "status": {"state": "ok"},
+           "exit": {"code": 0}, "secs": 1.0, "env": env(name, unit, hz), "samples": samples,
+           "checks": [], "bad_lines": [], "stderr_tail": []})
+}
+
+/// `scale` multiplies every time (a slower head, for gate tests);
+/// `insns` is the ticket lock's count.
+pub fn run_with(scale: f64, insns: f64) -> Run {
+    let mut targets = Vec::new();
+    for (name, runner, unit, hz) in [
+        ("x86_64", "native", "tsc_ticks", 2e9),
+        ("aarch64", "qemu", "ns", 1e9),
+    ] {
+        // Values in the target's unit: ticks on x86_64 (2 per ns).
+        let t = |ns: f64| ns * scale * hz / 1e9;
+        let mut spin = Vec::new();
+        for (lock, base) in [("ticket", 5.0), ("mcs", 8.0)] {
+            for threads in [1u64, 2] {
+                let case = json!({"lock": lock, "threads": threads});
+                for (r, f) in [0.8, 1.0, 1.2].into_iter().enumerate() {
+                    let ns = base * threads as f64 * f;
+                    spin.push(sample(
+                        "spinlock",
+                        "lock_unlock",
+                        case.clone(),
+                        "ticks_per_acquire",
+                        unit,
+                        r as u32,
+                        t(ns),
+                    ));
+                    for (m, v) in [
+                        ("acquisitions_min", 90.0),
+                        ("acquisitions_avg", 100.0),
+                        ("acquisitions_max", 110.0),
+                    ] {
+                        spin.push(sample(
+                            "spinlock",
+                            "lock_unlock",
+                            case.clone(),
+                            m,
+                            "ops",
+                            r as u32,
+                            v,
+                        ));
+                    }
+                    spin.push(sample(
+                        "spinlock",
+                        "lock_unlock",
+                        case.clone(),
+                        "fairness_cv",
+                        "ratio",
+                        r as u32,
+                        0.1,
+                    ));
+                }
+                if threads == 1 {
+                    let n = if lock == "ticket" { insns } else { 30.0 };
+                    spin.push(sample(
+                        "spinlock",
+                        "lock_unlock",
+                        case.clone(),
+                        "insns_per_op",
+                        "insns",
+                        0,
+                        n,
+                    ));
+                }
+            }
+            for bench in ["stress_s1", "stress_s2"] {
+                let case = json!({"lock": lock, "threads": 2});
+                for r in 0..3 {
+                    spin.push(sample(
+                        "spinlock",
+                        bench,
+                        case.clone(),
+                        "total_ticks",
+                        unit,
+                        r,
+                        t(base * 1e6 + r as f64 * 1e5),
+                    ));
+                }
+            }
+        }
+        let mut atomic = Vec::new();
+        for (op, ns) in [
+            ("cas_local", 2.0),
+            ("cas_sync", 6.0),
+            ("irq_enable", 90.0),
+            ("irq_disable", 110.0),
+        ] {
+            let case = json!({"op": op});
+            for r in 0..3 {
+                atomic.push(sample(
+                    "atomic",
+                    "single_thread",
+                    case.clone(),
+                    "ticks_per_op",
+                    unit,
+                    r,
+                    t(ns),
+                ));
+            }
+            atomic.push(sample(
+                "atomic",
+                "single_thread",
+                case,
+                "insns_per_op",
+                "insns",
+                0,
+                10.0,
+            ));
+        }
+        let mut rw = Vec::new();
+        for load in ["1", "10", "50", "100", "sleep1us"] {
+            for mix in ["half", "all_writers"] {
+                let case = json!({"lock": "linux_rwsem", "mix": mix, "cs_load": load});
+                for side in ["reader", "writer"] {
+                    if side == "reader" && mix == "all_writers" {
+                        continue;
+                    }
+                    let avg = if mix == "half" { 1000.0 } else { 800.0 };
+                    for (k, v) in [("min", avg * 0.5), ("avg", avg), ("max", avg * 1.5)] {
+                        rw.push(sample(
+                            "rwsem",
+                            "rw_mix",
+                            case.clone(),
+                            &format!("{side}_ops_{k}"),
+                            "ops",
+                            0,
+                            v,
+                        ));
+                    }
+                }
+            }
+        }
+        targets.push(json!({
+            "name": name, "triple": format!("{name}-unknown-linux-gnu"), "class": "c",
+            "runner": runner, "status": {"state": "ok"}, "toolchain": {"what": "rustup", "version": "rustc 1.90"},
+            "build_std": false, "linker": null, "emulator": null, "build_secs": 1.0, "run_secs": 2.0,
+            "suites": [suite("atomic", unit, hz, atomic), suite("spinlock", unit, hz, spin), suite("rwsem", unit, hz, rw)]
+        }));
+    }
+    serde_json::from_value(json!({
+        "format": 4, "run_id": "20300101T000000Z", "started": "2030-01-01T00:00:00Z",
+        "finished": "2030-01-01T00:10:00Z", "command": ["cargo", "xtask", "matrix"], "profile": "quick",
+        "host": {"cpu_model": "Test CPU <1>", "cpus": 2, "kernel": "6.1", "os": "Debian",
+                 "lockmatrix_commit": "0123456789abcdef", "lockmatrix_dirty": false},
+        "targets": targets,
+    }))
+    .expect("the sample run is a run")
+}
+
+pub fn sample_run() -> Run {
+    run_with(1.0, 21.0)
+}
