@@ -230,12 +230,32 @@ pub struct ValidateGateArgs {
 /// `cargo xtask report`.
 #[derive(Args)]
 pub struct ReportArgs {
-    /// A run directory, e.g. results/20261130T020000Z
-    pub run: Option<PathBuf>,
+    /// A run directory, e.g. results/20261130T020000Z [default: the newest
+    /// under --results]; with --history, run directories or directories
+    /// holding runs (results/, downloaded CI artifacts) [default: --results]
+    pub runs: Vec<PathBuf>,
     /// Where runs are written
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
     /// Print the seeds' tables (seed 000 CAS/irq, 001 threads x locks, 002 rwsem, 003 stress)
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["html", "history"])]
     pub tables: bool,
+    /// Write the run's HTML report (inline SVG, no JavaScript) [default
+    /// file: <run>/report.html]
+    #[arg(long)]
+    pub html: bool,
+    /// The file --html writes, or --history's HTML page of trends
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Trends of the gating cells across runs, with the changes each run's
+    /// gate flagged
+    #[arg(long, conflicts_with_all = ["html", "bmf"])]
+    pub history: bool,
+    /// Also export the run in Bencher Metric Format (JSON) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub bmf: Option<PathBuf>,
+    /// Baselines the HTML report and --history compare with [default: the
+    /// run's --against base, else `baselines`]
+    #[arg(long)]
+    pub baselines: Option<PathBuf>,
 }

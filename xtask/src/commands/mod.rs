@@ -85,21 +85,20 @@ pub fn read_run(
     Ok((dir, run))
 }
 
-/// Compares `run` with its reference, prints and writes the reports;
-/// returns whether the gate passed. The reference is `--baselines` when
-/// given, else the base revision of an `--against` run (`base`, or read
-/// from `<dir>/base`), else the committed `baselines/`.
-pub fn gate_run(
+/// The gate's findings for `run`: against `baselines` when given, else
+/// the base revision of an `--against` run (`base`, or read from
+/// `<dir>/base`), else the committed `baselines/`.
+pub fn gate_report(
     root: &Path,
     run: &Run,
     dir: &Path,
     base: Option<&Run>,
-    args: &crate::flags::GateArgs,
-) -> Result<bool> {
-    let opts = args.options();
+    baselines: Option<&Path>,
+    opts: &lockmatrix::gate::GateOptions,
+) -> Result<lockmatrix::gate::evaluate::GateReport> {
     opts.check()?;
     let read_base;
-    let reference = match (&args.baselines, base, &run.against) {
+    let reference = match (baselines, base, &run.against) {
         (Some(b), _, _) => Reference::stored(run, &resolve(root, b))?,
         (None, Some(base), _) => Reference::Base(base),
         (None, None, Some(_)) => {
@@ -108,7 +107,26 @@ pub fn gate_run(
         }
         (None, None, None) => Reference::stored(run, &root.join("baselines"))?,
     };
-    let report = evaluate(run, &reference, &opts)?;
+    evaluate(run, &reference, opts)
+}
+
+/// Compares `run` with its reference ([`gate_report`]), prints and writes
+/// the reports; returns whether the gate passed.
+pub fn gate_run(
+    root: &Path,
+    run: &Run,
+    dir: &Path,
+    base: Option<&Run>,
+    args: &crate::flags::GateArgs,
+) -> Result<bool> {
+    let report = gate_report(
+        root,
+        run,
+        dir,
+        base,
+        args.baselines.as_deref(),
+        &args.options(),
+    )?;
     print!("\n{}", report.terminal());
     let write = |path: &Option<PathBuf>, text: String| -> Result<()> {
         if let Some(p) = path {

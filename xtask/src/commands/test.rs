@@ -1,7 +1,7 @@
 //! `cargo xtask test`: the README's test command and what CI runs. It
 //! installs what the integration tests need (cross compilers, qemu-user,
-//! the build-std toolchain, OpenSSH), then runs the format check, clippy and every
-//! test of the workspace.
+//! the build-std toolchain, OpenSSH, Chromium), then runs the format
+//! check, clippy and every test of the workspace.
 
 use crate::packages;
 use anyhow::Result;
@@ -12,12 +12,13 @@ use xshell::{cmd, Shell};
 pub fn run(root: &Path) -> Result<bool> {
     let config = config::load(&root.join("targets.yaml"))?;
     // What the matrix needs for every target, and what the tests add: the
-    // build-std toolchain the QEMU targets' builds are tested with, and a
-    // real sshd on 127.0.0.1 for the ssh runner's test.
+    // build-std toolchain the QEMU targets' builds are tested with, a real
+    // sshd on 127.0.0.1 for the ssh runner's test, and Debian's chromium,
+    // in which the HTML report's test opens the report headless.
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
     let mut wanted = matrix::packages_needed(&select::targets(&config, Some("all"))?, need);
     wanted.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
-    wanted.extend(["openssh-server", "openssh-client"].map(String::from));
+    wanted.extend(["openssh-server", "openssh-client", "chromium"].map(String::from));
     packages::ensure(&wanted)?;
 
     let sh = Shell::new()?;

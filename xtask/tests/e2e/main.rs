@@ -10,6 +10,7 @@ mod against;
 mod bad_input;
 mod ci;
 mod gate;
+mod html;
 mod insns;
 mod matrix;
 mod ssh;

@@ -12,7 +12,7 @@
 //! the smallest and largest round: the spread, not a confidence interval.
 
 use crate::gate::cells;
-use crate::report::table::to_ns;
+use crate::report::table::value_ns;
 use crate::results::Run;
 use serde_json::{Map, Value};
 
@@ -38,11 +38,17 @@ pub fn export(run: &Run) -> Value {
             let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
             for c in cells::collect(&s.samples) {
                 let converted = cells::is_time(&c.unit);
-                let mut v: Vec<f64> = s
+                let mut v: Vec<f64> = c
                     .samples
                     .iter()
-                    .filter(|x| cells::CellKey::new(&x.bench, &x.case, &x.metric) == c.key)
-                    .filter_map(|x| if converted { to_ns(x, hz) } else { x.value })
+                    .flatten()
+                    .filter_map(|x| {
+                        if converted {
+                            value_ns(&c.unit, *x, hz)
+                        } else {
+                            Some(*x)
+                        }
+                    })
                     .filter(|v| v.is_finite())
                     .collect();
                 let Some(median) = crate::report::table::median(&mut v) else {

@@ -13,7 +13,7 @@ use crate::gate::cells;
 use crate::gate::evaluate::{GateReport, Verdict};
 use crate::protocol::case_label;
 use crate::report::html::svg::{esc, num, Scale, Svg};
-use crate::report::table::{median, render as columns, to_ns};
+use crate::report::table::{median, render as columns, value_ns};
 use crate::results::Run;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -134,11 +134,17 @@ pub fn build(mut runs: Vec<(PathBuf, Run, Option<GateReport>)>) -> History {
                         continue;
                     }
                     let time = cells::is_time(&c.unit);
-                    let mut v: Vec<f64> = s
+                    let mut v: Vec<f64> = c
                         .samples
                         .iter()
-                        .filter(|x| cells::CellKey::new(&x.bench, &x.case, &x.metric) == c.key)
-                        .filter_map(|x| if time { to_ns(x, hz) } else { x.value })
+                        .flatten()
+                        .filter_map(|x| {
+                            if time {
+                                value_ns(&c.unit, *x, hz)
+                            } else {
+                                Some(*x)
+                            }
+                        })
                         .collect();
                     let key = (
                         t.name.clone(),

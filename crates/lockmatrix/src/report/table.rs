@@ -93,8 +93,13 @@ pub fn status(run: &Run) -> String {
 
 /// Converts a sample to nanoseconds when its unit is a timer's ticks.
 pub fn to_ns(s: &Sample, timer_hz: f64) -> Option<f64> {
-    let v = s.value?;
-    match s.unit.as_str() {
+    value_ns(&s.unit, s.value?, timer_hz)
+}
+
+/// A value in `unit` in nanoseconds, when `unit` is `ns` or a timer's
+/// ticks (at `timer_hz`).
+pub fn value_ns(unit: &str, v: f64, timer_hz: f64) -> Option<f64> {
+    match unit {
         "ns" => Some(v),
         u if u.ends_with("_ticks") && timer_hz > 0.0 => Some(v * 1e9 / timer_hz),
         _ => None,

@@ -332,7 +332,8 @@ fn counts(run: &Run, gate: Option<&GateReport>) -> String {
     let mut t = vec![["suite", "bench", "case"]
         .iter()
         .map(|s| s.to_string())
-        .chain(targets.iter().map(|t| esc(t)))
+        // Headers may break after a `-`: 16 columns fit a 1400px window.
+        .chain(targets.iter().map(|t| esc(t).replace('-', "-<wbr>")))
         .collect::<Vec<_>>()];
     for ((suite, bench, case), per) in &rows {
         let mut row = vec![esc(suite), esc(bench), esc(case)];
