@@ -322,6 +322,7 @@ fn comment_workflow_reads_the_artifact_of_the_triggering_run() {
     let main = yaml(file(&files, "lockmatrix.yml"));
     assert_eq!(main["name"].as_str(), Some("lockmatrix"));
     assert!(steps_text(&main["jobs"]["gate"]).contains("name: pr-comment"));
+    assert!(steps_text(&main["jobs"]["gate"]).contains("name: lockmatrix-report"));
 }
 
 static UNIQUE: AtomicUsize = AtomicUsize::new(0);
@@ -663,7 +664,9 @@ fn gate_step_merges_the_runs_in_target_order_and_notes_the_missing_ones() {
         &dir,
         "cargo",
         "echo \"$*\" >> cargo.log\n\
-         if [ \"$2\" = gate ]; then echo '## lockmatrix gate: **PASS**' > gate-comment.md; echo summary > \"$GITHUB_STEP_SUMMARY\"; fi\n",
+         if [ \"$3\" = merge ]; then mkdir merged; fi\n\
+         if [ \"$2\" = gate ]; then echo '## lockmatrix gate: **PASS**' > gate-comment.md; echo summary > \"$GITHUB_STEP_SUMMARY\"; fi\n\
+         if [ \"$2\" = report ]; then echo '<html>' > \"$6\"; fi\n",
     );
     let needs = r#"{"target-x86_64":{"result":"success"},"target-aarch64":{"result":"failure"},
         "target-power9":{"result":"skipped"},"target-mips-board":{"result":"cancelled"}}"#;
@@ -676,6 +679,9 @@ fn gate_step_merges_the_runs_in_target_order_and_notes_the_missing_ones() {
         &[
             ("${{ toJSON(needs) }}", needs),
             ("${{ github.event.pull_request.number }}", "42"),
+            ("${{ github.server_url }}", "https://github.com"),
+            ("${{ github.repository }}", "o/r"),
+            ("${{ github.run_id }}", "7"),
         ],
         &[
             ("GITHUB_OUTPUT", output.to_str().unwrap()),
@@ -693,8 +699,13 @@ fn gate_step_merges_the_runs_in_target_order_and_notes_the_missing_ones() {
         "xtask ci merge downloads/results-x86_64/20300101T000000Z downloads/results-aarch64/20300101T000000Z --out merged\n\
          xtask gate merged --markdown ".to_string()
             + summary.to_str().unwrap()
-            + " --pr-comment gate-comment.md --json gate.json\n"
+            + " --pr-comment gate-comment.md --json gate.json\n\
+               xtask report --html merged -o lockmatrix-report.html\n"
     );
+    // The HTML report is written, and the summary and the comment link to
+    // the run's artifacts, where it is.
+    assert_eq!(read(dir.join("lockmatrix-report.html")), "<html>\n");
+    let link = "**[HTML report](https://github.com/o/r/actions/runs/7#artifacts)**: artifact `lockmatrix-report`";
     assert!(stdout.contains("::error::mips-board: its job (cancelled) left no results"));
     // The missing ssh target fails the step's status; the skipped one is a note.
     assert_eq!(read(output), "status=1\n");
@@ -702,7 +713,13 @@ fn gate_step_merges_the_runs_in_target_order_and_notes_the_missing_ones() {
     assert!(comment.starts_with("<!-- lockmatrix -->\n## lockmatrix gate: **PASS**\n"));
     assert!(comment.contains("- `power9`: not run: its job was skipped"));
     assert!(comment.contains("- `mips-board`: **no results**: its job ended `cancelled`"));
-    assert!(read(summary).starts_with("summary\n\n### Targets without results"));
+    assert!(comment.contains(link), "{comment}");
+    let summary = read(summary);
+    assert!(
+        summary.starts_with("summary\n\n**[HTML report]("),
+        "{summary}"
+    );
+    assert!(summary.contains(link) && summary.contains("### Targets without results"));
     assert_eq!(read(dir.join("pr-comment/pr-number")), "42\n");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -723,6 +740,9 @@ fn gate_step_fails_when_the_gate_fails_or_nothing_ran() {
         &[
             ("${{ toJSON(needs) }}", needs),
             ("${{ github.event.pull_request.number }}", ""),
+            ("${{ github.server_url }}", "https://github.com"),
+            ("${{ github.repository }}", "o/r"),
+            ("${{ github.run_id }}", "7"),
         ],
         &[
             ("GITHUB_OUTPUT", output.to_str().unwrap()),
@@ -732,7 +752,9 @@ fn gate_step_fails_when_the_gate_fails_or_nothing_ran() {
     assert!(out.status.success());
     assert!(!dir.join("cargo.log").exists(), "cargo ran with no runs");
     assert_eq!(read(output), "status=1\n");
-    assert!(read(dir.join("pr-comment/comment.md")).contains("**could not run**"));
+    let comment = read(dir.join("pr-comment/comment.md"));
+    assert!(comment.contains("**could not run**") && !comment.contains("HTML report"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("::warning::no HTML report"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
