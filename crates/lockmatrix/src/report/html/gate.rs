@@ -126,7 +126,13 @@ fn forest(g: &GateReport) -> String {
     let mut panels = Vec::new();
     for target in targets {
         let cells: Vec<&&CellReport> = family.iter().filter(|c| c.target == target).collect();
-        let (left, right, top, row) = (300.0, 16.0, 8.0, 15.0);
+        let labels: Vec<String> = cells
+            .iter()
+            .map(|c| format!("{} {} {}", c.suite, c.bench, short_case(c)))
+            .collect();
+        let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        let left = (longest as f64 * 6.2 + 14.0).clamp(120.0, 400.0);
+        let (right, top, row) = (16.0, 8.0, 15.0);
         let width = 700.0;
         let height = top + row * cells.len() as f64 + 34.0;
         let finite = |v: f64| v.is_finite() && v > 0.0;
@@ -193,13 +199,7 @@ fn forest(g: &GateReport) -> String {
                     .map_or(String::new(), |h| format!(" (Holm {h:.2e})")),
                 c.verdict.name()
             );
-            s.text(
-                left - 6.0,
-                yc + 3.5,
-                "end",
-                "label",
-                &format!("{} {} {}", c.suite, c.bench, short_case(c)),
-            );
+            s.text(left - 6.0, yc + 3.5, "end", "label", &labels[i]);
             let clamp = |v: f64| {
                 if finite(v) {
                     x.at(v.clamp(x.lo, x.hi))
