@@ -42,7 +42,7 @@ ul.legend{list-style:none;padding:0;margin:4px 0 8px;font-size:12px;display:flex
 .swatch{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px;border:1px solid #0002}\
 table{border-collapse:collapse;font-size:12px;margin:6px 0 10px}th,td{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}\
 th{background:#f4f4f4}table.compact td,table.compact th{padding:1px 5px;font-size:11.5px}table.kv th{width:170px}\
-table.counts td,table.counts th{font-size:11px;padding:1px 3px}table.counts td{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}table.counts td:nth-child(-n+3){text-align:left}\
+table.counts td,table.counts th{font-size:11px;padding:1px 2px}table.counts td{text-align:right;font-variant-numeric:tabular-nums}table.counts td:nth-child(n+4){white-space:nowrap}table.counts td:nth-child(-n+3){text-align:left}\
 .more{background:#f8d7da;color:#842029;padding:0 3px;font-weight:600}.fewer{background:#d1e7dd;color:#0f5132;padding:0 3px;font-weight:600}\
 .verdict{font-size:15px}.verdict.fail strong,.fail{color:#c0392b}.verdict.pass strong{color:#27ae60}\
 .plain{background:#f6f6f6;border-left:4px solid #999;padding:6px 10px}\
