@@ -13,15 +13,17 @@
 //!   the base revision beside it;
 //! - [`results`]: what a run leaves in `results/<run-id>/`;
 //! - [`gate`]: the verdict, against stored baselines or the base revision;
-//! - [`report`]: the terminal tables and the seeds' tables;
+//! - [`report`]: the terminal tables, the seeds' tables, the HTML report,
+//!   the history across runs and the Bencher export;
 //! - [`ci`]: the GitHub Actions workflows rendered from `targets.yaml`.
 //!
 //! [`observe`] carries progress out to whoever shows it; [`host`] records
-//! the machine a run happened on.
+//! the machine a run happened on; [`file`] writes files whole.
 
 pub mod build;
 pub mod ci;
 pub mod config;
+pub mod file;
 pub mod gate;
 pub mod host;
 pub mod matrix;

@@ -122,14 +122,15 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
 }
 
 /// Copies everything under `from` into `to` except the top-level
-/// `run.json` and `base/` (merged on its own); a file that already exists
+/// `run.json` (and a half-written one), and `base/` (merged on its own); a file that already exists
 /// in `to` is an error, never overwritten.
 fn copy_tree(from: &Path, to: &Path, top: bool) -> Result<()> {
     let entries = std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("reading {}", from.display()))?;
         let name = entry.file_name();
-        if top && (name == "run.json" || name == "run.json.tmp" || name == "base") {
+        let partial = name.to_string_lossy().starts_with(".run.json.tmp-");
+        if top && (name == "run.json" || partial || name == "base") {
             continue;
         }
         let (src, dst) = (entry.path(), to.join(&name));

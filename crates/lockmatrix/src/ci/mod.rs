@@ -36,10 +36,7 @@ pub fn generate(root: &Path, config: &Config) -> Result<Vec<PathBuf>> {
         let path = root.join(&rel);
         let dir = path.parent().expect("workflows live in a directory");
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let tmp = path.with_extension("yml.tmp");
-        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path)
-            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+        crate::file::replace(&path, &text)?;
         written.push(path);
     }
     Ok(written)

@@ -7,7 +7,7 @@ use crate::host::Host;
 use crate::protocol::{Check, Env, Parsed, Sample};
 use crate::runner::{Exit, Outcome};
 use anyhow::bail;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -284,11 +284,7 @@ pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf)> {
 /// Writes `run.json` via a temporary file and a rename, so a reader never
 /// sees half a file.
 pub fn write(dir: &Path, run: &Run) -> Result<()> {
-    let tmp = dir.join("run.json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(run)?)
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, dir.join("run.json")).context("renaming run.json into place")?;
-    Ok(())
+    crate::file::replace(&dir.join("run.json"), &serde_json::to_string_pretty(run)?)
 }
 
 /// The newest complete run under a results directory, and the newer runs
@@ -335,6 +331,62 @@ pub fn newest(results: &Path) -> Result<Newest> {
         "no complete run in {}: run `cargo xtask matrix` first",
         results.display()
     )
+}
+
+/// Every complete run at or under each of `dirs` (a run, a results
+/// directory, or merged CI artifacts: down to three levels), in path order,
+/// and the runs passed over with why. An `--against` run's `base/` is part
+/// of its run, not a run of its own.
+pub fn all(dirs: &[PathBuf]) -> Result<All> {
+    let mut found = Vec::new();
+    for d in dirs {
+        if !d.is_dir() {
+            bail!(
+                "{}: no such directory (expected a run, or a directory of runs)",
+                d.display()
+            );
+        }
+        find_run_dirs(d, 3, &mut found);
+    }
+    let mut all = All::default();
+    for dir in found {
+        match read(&dir) {
+            Ok(run) if run.complete() => all.runs.push((dir, run)),
+            Ok(_) => all
+                .skipped
+                .push((dir, "incomplete (interrupted, or still running)".into())),
+            Err(e) => all.skipped.push((dir, format!("{e:#}"))),
+        }
+    }
+    Ok(all)
+}
+
+#[derive(Default)]
+pub struct All {
+    pub runs: Vec<(PathBuf, Run)>,
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+fn find_run_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if dir.join("run.json").is_file() {
+        out.push(dir.to_path_buf());
+        return;
+    }
+    if depth == 0 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut subdirs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    subdirs.sort();
+    for d in subdirs {
+        find_run_dirs(&d, depth - 1, out);
+    }
 }
 
 /// Reads a run directory's `run.json` and checks that every suite's
