@@ -679,9 +679,6 @@ fn gate_step_merges_the_runs_in_target_order_and_notes_the_missing_ones() {
         &[
             ("${{ toJSON(needs) }}", needs),
             ("${{ github.event.pull_request.number }}", "42"),
-            ("${{ github.server_url }}", "https://github.com"),
-            ("${{ github.repository }}", "o/r"),
-            ("${{ github.run_id }}", "7"),
         ],
         &[
             ("GITHUB_OUTPUT", output.to_str().unwrap()),
@@ -702,10 +699,8 @@ fn gate_step_merges_the_runs_in_target_order_and_notes_the_missing_ones() {
             + " --pr-comment gate-comment.md --json gate.json\n\
                xtask report --html merged -o lockmatrix-report.html\n"
     );
-    // The HTML report is written, and the summary and the comment link to
-    // the run's artifacts, where it is.
+    // The HTML report is written, for the next step to upload.
     assert_eq!(read(dir.join("lockmatrix-report.html")), "<html>\n");
-    let link = "**[HTML report](https://github.com/o/r/actions/runs/7#artifacts)**: artifact `lockmatrix-report`";
     assert!(stdout.contains("::error::mips-board: its job (cancelled) left no results"));
     // The missing ssh target fails the step's status; the skipped one is a note.
     assert_eq!(read(output), "status=1\n");
@@ -713,14 +708,39 @@ fn gate_step_merges_the_runs_in_target_order_and_notes_the_missing_ones() {
     assert!(comment.starts_with("<!-- lockmatrix -->\n## lockmatrix gate: **PASS**\n"));
     assert!(comment.contains("- `power9`: not run: its job was skipped"));
     assert!(comment.contains("- `mips-board`: **no results**: its job ended `cancelled`"));
-    assert!(comment.contains(link), "{comment}");
-    let summary = read(summary);
-    assert!(
-        summary.starts_with("summary\n\n**[HTML report]("),
-        "{summary}"
-    );
-    assert!(summary.contains(link) && summary.contains("### Targets without results"));
+    assert!(read(summary.clone()).contains("### Targets without results"));
     assert_eq!(read(dir.join("pr-comment/pr-number")), "42\n");
+
+    // Once uploaded, the summary and the comment link to the artifact
+    // itself, before the comment is uploaded.
+    let url = "https://github.com/o/r/actions/runs/7/artifacts/99";
+    let out = run_step(
+        file(&files, "lockmatrix.yml"),
+        "gate",
+        "Link the HTML report",
+        &dir,
+        &[("${{ steps.report.outputs.artifact-url }}", url)],
+        &[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let link = format!("**[HTML report]({url})** (artifact `lockmatrix-report`");
+    let comment = read(dir.join("pr-comment/comment.md"));
+    assert!(comment.contains(&link), "{comment}");
+    assert!(read(summary).contains(&link));
+    let gate = yaml(file(&files, "lockmatrix.yml"));
+    let names: Vec<&str> = gate["jobs"]["gate"]["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.get("name").and_then(Value::as_str))
+        .collect();
+    let at = |n: &str| names.iter().position(|&m| m == n).unwrap();
+    assert!(at("Upload the HTML report") < at("Link the HTML report"));
+    assert!(at("Link the HTML report") < at("Upload the pull-request comment"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -740,9 +760,6 @@ fn gate_step_fails_when_the_gate_fails_or_nothing_ran() {
         &[
             ("${{ toJSON(needs) }}", needs),
             ("${{ github.event.pull_request.number }}", ""),
-            ("${{ github.server_url }}", "https://github.com"),
-            ("${{ github.repository }}", "o/r"),
-            ("${{ github.run_id }}", "7"),
         ],
         &[
             ("GITHUB_OUTPUT", output.to_str().unwrap()),
