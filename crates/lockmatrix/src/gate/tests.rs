@@ -1071,3 +1071,40 @@ fn gate_any_numbers_on_either_side_end_quickly_and_never_panic() {
         .unwrap();
     eprintln!("gate property test: 500 cases, longest {:?}", longest.get());
 }
+
+#[test]
+fn a_format_1_runs_non_positive_times_read_as_null_a_newer_runs_are_refused() {
+    let dir = temp_dir("format-1");
+    let mut run = run(vec![target(
+        "x86_64",
+        "native",
+        vec![suite_run(
+            "atomic",
+            &[cell(
+                "single_thread",
+                json!({"op": "fence"}),
+                vec![3.0, 2.0],
+            )],
+            vec![],
+        )],
+    )]);
+    run.targets[0].suites[0].samples[1].value = Some(-0.24);
+    run.finished = Some("2030-01-01T00:00:00Z".into());
+    for format in [1, crate::results::FORMAT_VERSION] {
+        run.format = format;
+        crate::results::write(&dir, &run).unwrap();
+        let read = crate::results::read(&dir);
+        if format == 1 {
+            let samples = &read.unwrap().targets[0].suites[0].samples;
+            assert_eq!(samples[0].value, Some(3.0));
+            assert_eq!(samples[1].value, None);
+        } else {
+            let e = format!("{:#}", read.unwrap_err());
+            assert!(
+                e.contains("round 1 is -0.24: expected a positive time"),
+                "{e}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

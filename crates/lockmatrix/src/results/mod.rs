@@ -416,13 +416,28 @@ pub fn read(dir: &Path) -> Result<Run> {
             path.display()
         );
     }
-    let run: Run = match serde_json::from_str(&text) {
+    let mut run: Run = match serde_json::from_str(&text) {
         Ok(run) => run,
         Err(e) => bail!(
             "{}: not a lockmatrix run: {e} (damaged or cut short?)",
             path.display()
         ),
     };
+    if run.format < 2 {
+        // Format 1 runs hold protocol 1 output, where a cost the empty-loop
+        // subtraction could not tell from zero came out as zero or a bit
+        // below: read as `null`, as protocol 1 output itself is.
+        for x in run
+            .targets
+            .iter_mut()
+            .flat_map(|t| &mut t.suites)
+            .flat_map(|s| &mut s.samples)
+        {
+            if crate::gate::cells::is_time(&x.unit) && x.value.is_some_and(|v| v <= 0.0) {
+                x.value = None;
+            }
+        }
+    }
     for t in &run.targets {
         for s in &t.suites {
             for x in &s.samples {
