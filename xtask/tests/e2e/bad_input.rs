@@ -256,7 +256,18 @@ fn every_bad_input_gets_exit_2_a_clear_message_and_loses_nothing() {
     std::fs::remove_dir_all(&truncated).unwrap();
 
     // An interrupted run (Ctrl-C) is marked, skipped by name, refused.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let mut matrix = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
+    // Ctrl-C reaches a foreground process whose SIGINT is the default; a
+    // test run started in the background (`cmd &` in a script) inherits it
+    // ignored, so restore it.
+    // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut matrix, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = matrix
         .args([
             "matrix",
             "--no-install",
