@@ -179,6 +179,15 @@ pub(super) fn run(targets: Vec<TargetResult>) -> Run {
     run_on("Test CPU @ 2.0GHz", targets)
 }
 
+/// A run of one target with one suite of `cells` and no checks.
+pub(super) fn one_suite(target_name: &str, runner: &str, suite: &str, cells: &[Cell]) -> Run {
+    run(vec![target(
+        target_name,
+        runner,
+        vec![suite_run(suite, cells, vec![])],
+    )])
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lockmatrix-gate-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -224,24 +233,18 @@ fn stored(head: &Run, dir: &Path) -> GateReport {
 #[test]
 fn gate_a_20_percent_regression_in_one_native_cell_fails_and_is_named() {
     let mut rng = Rng::new(1);
-    let base = run(vec![target(
+    let base = one_suite(
         "x86_64",
         "native",
-        vec![suite_run(
-            "atomic",
-            &noisy_cells(&mut rng, 12, 10, 0.01, |_| 1.0),
-            vec![],
-        )],
-    )]);
-    let head = run(vec![target(
+        "atomic",
+        &noisy_cells(&mut rng, 12, 10, 0.01, |_| 1.0),
+    );
+    let head = one_suite(
         "x86_64",
         "native",
-        vec![suite_run(
-            "atomic",
-            &noisy_cells(&mut rng, 12, 10, 0.01, |i| if i == 7 { 1.2 } else { 1.0 }),
-            vec![],
-        )],
-    )]);
+        "atomic",
+        &noisy_cells(&mut rng, 12, 10, 0.01, |i| if i == 7 { 1.2 } else { 1.0 }),
+    );
     let (report, dir) = gate("regression", &base, &head);
     assert!(report.failed());
     let regressions: Vec<_> = report.with(Verdict::Regression).collect();
@@ -280,15 +283,12 @@ fn gate_a_20_percent_regression_in_one_native_cell_fails_and_is_named() {
 #[test]
 fn gate_identical_samples_pass() {
     let mut rng = Rng::new(2);
-    let base = run(vec![target(
+    let base = one_suite(
         "x86_64",
         "native",
-        vec![suite_run(
-            "atomic",
-            &noisy_cells(&mut rng, 20, 10, 0.02, |_| 1.0),
-            vec![],
-        )],
-    )]);
+        "atomic",
+        &noisy_cells(&mut rng, 20, 10, 0.02, |_| 1.0),
+    );
     let (report, dir) = gate("identical", &base, &base);
     assert!(!report.failed(), "{}", report.terminal());
     assert_eq!(report.family, 20);
@@ -314,24 +314,18 @@ fn gate_300_null_native_cells_stay_green() {
     let mut possible = 0;
     for seed in 0..5 {
         let mut rng = Rng::new(1000 + seed);
-        let base = run(vec![target(
+        let base = one_suite(
             "x86_64",
             "native",
-            vec![suite_run(
-                "spinlock",
-                &noisy_cells(&mut rng, 300, 12, 0.05, |_| 1.0),
-                vec![],
-            )],
-        )]);
-        let head = run(vec![target(
+            "spinlock",
+            &noisy_cells(&mut rng, 300, 12, 0.05, |_| 1.0),
+        );
+        let head = one_suite(
             "x86_64",
             "native",
-            vec![suite_run(
-                "spinlock",
-                &noisy_cells(&mut rng, 300, 12, 0.05, |_| 1.0),
-                vec![],
-            )],
-        )]);
+            "spinlock",
+            &noisy_cells(&mut rng, 300, 12, 0.05, |_| 1.0),
+        );
         let (report, dir) = gate(&format!("null{seed}"), &base, &head);
         assert_eq!(report.family, 300);
         assert!(!report.failed(), "seed {seed}:\n{}", report.terminal());
@@ -349,24 +343,18 @@ fn gate_300_null_native_cells_stay_green() {
 #[test]
 fn gate_a_qemu_cell_50_percent_slower_is_advisory_not_failing() {
     let mut rng = Rng::new(3);
-    let base = run(vec![target(
+    let base = one_suite(
         "aarch64",
         "qemu",
-        vec![suite_run(
-            "atomic",
-            &noisy_cells(&mut rng, 4, 10, 0.01, |_| 1.0),
-            vec![],
-        )],
-    )]);
-    let head = run(vec![target(
+        "atomic",
+        &noisy_cells(&mut rng, 4, 10, 0.01, |_| 1.0),
+    );
+    let head = one_suite(
         "aarch64",
         "qemu",
-        vec![suite_run(
-            "atomic",
-            &noisy_cells(&mut rng, 4, 10, 0.01, |i| if i == 2 { 1.5 } else { 1.0 }),
-            vec![],
-        )],
-    )]);
+        "atomic",
+        &noisy_cells(&mut rng, 4, 10, 0.01, |i| if i == 2 { 1.5 } else { 1.0 }),
+    );
     let (report, dir) = gate("qemu", &base, &head);
     assert!(!report.failed(), "{}", report.terminal());
     assert_eq!(report.family, 0);
@@ -395,15 +383,12 @@ fn gate_a_qemu_cell_50_percent_slower_is_advisory_not_failing() {
 #[test]
 fn gate_a_corrupt_baseline_is_a_named_error_and_is_never_modified() {
     let mut rng = Rng::new(4);
-    let r = run(vec![target(
+    let r = one_suite(
         "x86_64",
         "native",
-        vec![suite_run(
-            "atomic",
-            &noisy_cells(&mut rng, 3, 5, 0.01, |_| 1.0),
-            vec![],
-        )],
-    )]);
+        "atomic",
+        &noisy_cells(&mut rng, 3, 5, 0.01, |_| 1.0),
+    );
     let dir = temp_dir("corrupt");
     let path = dir.join("x86_64").join("atomic.json");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -519,11 +504,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
         better: Better::Higher,
         values: vec![Some(1e6), None, Some(2e6)],
     });
-    let r = run(vec![target(
-        "x86_64",
-        "native",
-        vec![suite_run("atomic", &cells, vec![])],
-    )]);
+    let r = one_suite("x86_64", "native", "atomic", &cells);
     let dir = temp_dir("update");
     let path = dir.join("x86_64").join("atomic.json");
     let lines = update_baselines(&r, &dir, None, None, "c1").unwrap();
@@ -647,17 +628,9 @@ fn gate_higher_is_better_metrics_compare_as_costs() {
             .map(|_| Some(rng.timing(1e6 * scale, 0.01)))
             .collect(),
     };
-    let base = run(vec![target(
-        "x86_64",
-        "native",
-        vec![suite_run("spinlock", &[ops(&mut rng, 1.0)], vec![])],
-    )]);
+    let base = one_suite("x86_64", "native", "spinlock", &[ops(&mut rng, 1.0)]);
     // Throughput down to 1/1.25: costs 25% more.
-    let head = run(vec![target(
-        "x86_64",
-        "native",
-        vec![suite_run("spinlock", &[ops(&mut rng, 0.8)], vec![])],
-    )]);
+    let head = one_suite("x86_64", "native", "spinlock", &[ops(&mut rng, 0.8)]);
     let (report, dir) = gate("higher", &base, &head);
     assert!(report.failed(), "{}", report.terminal());
     let e = report.cells[0].effect.unwrap();
@@ -691,16 +664,8 @@ fn gate_non_positive_or_missing_values_are_not_comparable_and_never_fail() {
         cell("b", json!({}), vec![9.0, 9.0, 9.0]),
     ];
     head_cells[0].values[1] = None;
-    let base = run(vec![target(
-        "x86_64",
-        "native",
-        vec![suite_run("atomic", &base_cells, vec![])],
-    )]);
-    let head = run(vec![target(
-        "x86_64",
-        "native",
-        vec![suite_run("atomic", &head_cells, vec![])],
-    )]);
+    let base = one_suite("x86_64", "native", "atomic", &base_cells);
+    let head = one_suite("x86_64", "native", "atomic", &head_cells);
     let (report, dir) = gate("nonpositive", &base, &head);
     assert!(!report.failed());
     assert_eq!(report.count(Verdict::NotComparable), 2);
@@ -722,13 +687,7 @@ fn gate_a_fairness_metric_without_log_values_is_advisory() {
         gating: false,
         values: vec![Some(v); 3],
     };
-    let one = |c: Cell| {
-        run(vec![target(
-            "x86_64",
-            "native",
-            vec![suite_run("spinlock", &[c], vec![])],
-        )])
-    };
+    let one = |c: Cell| one_suite("x86_64", "native", "spinlock", &[c]);
     let (report, dir) = gate("fairness", &one(cv(0.0)), &one(cv(0.0)));
     assert!(!report.failed());
     assert_eq!(
@@ -744,24 +703,18 @@ fn gate_a_fairness_metric_without_log_values_is_advisory() {
 #[test]
 fn gate_few_rounds_are_underpowered_with_the_rounds_needed() {
     let mut rng = Rng::new(9);
-    let base = run(vec![target(
+    let base = one_suite(
         "x86_64",
         "native",
-        vec![suite_run(
-            "atomic",
-            &noisy_cells(&mut rng, 50, 3, 0.02, |_| 1.0),
-            vec![],
-        )],
-    )]);
-    let head = run(vec![target(
+        "atomic",
+        &noisy_cells(&mut rng, 50, 3, 0.02, |_| 1.0),
+    );
+    let head = one_suite(
         "x86_64",
         "native",
-        vec![suite_run(
-            "atomic",
-            &noisy_cells(&mut rng, 50, 3, 0.02, |_| 1.0),
-            vec![],
-        )],
-    )]);
+        "atomic",
+        &noisy_cells(&mut rng, 50, 3, 0.02, |_| 1.0),
+    );
     let (report, dir) = gate("underpowered", &base, &head);
     assert!(!report.failed());
     assert_eq!(
@@ -823,24 +776,18 @@ fn gate_new_cells_and_not_run_targets_are_shown_and_pass() {
 #[test]
 fn gate_markdown_fits_its_budget_and_keeps_the_verdict() {
     let mut rng = Rng::new(11);
-    let base = run(vec![target(
+    let base = one_suite(
         "aarch64",
         "qemu",
-        vec![suite_run(
-            "atomic",
-            &noisy_cells(&mut rng, 400, 10, 0.01, |_| 1.0),
-            vec![],
-        )],
-    )]);
-    let head = run(vec![target(
+        "atomic",
+        &noisy_cells(&mut rng, 400, 10, 0.01, |_| 1.0),
+    );
+    let head = one_suite(
         "aarch64",
         "qemu",
-        vec![suite_run(
-            "atomic",
-            &noisy_cells(&mut rng, 400, 10, 0.01, |_| 1.3),
-            vec![],
-        )],
-    )]);
+        "atomic",
+        &noisy_cells(&mut rng, 400, 10, 0.01, |_| 1.3),
+    );
     let (report, dir) = gate("markdown", &base, &head);
     let full = report.markdown(1 << 20);
     assert!(!full.contains("Report cut"));
@@ -906,11 +853,7 @@ fn gate_paired_a_12_percent_slower_family_cell_fails_and_drift_cancels() {
                 cell("single_thread", json!({"op": format!("op{i:03}")}), values)
             })
             .collect();
-        run(vec![target(
-            "x86_64",
-            "native",
-            vec![suite_run("atomic", &cells, vec![])],
-        )])
+        one_suite("x86_64", "native", "atomic", &cells)
     };
     let base = side(1.0);
     let head = side(1.12);
@@ -941,11 +884,7 @@ fn gate_paired_counts_compare_exactly_and_only_the_family_gates_timing() {
         let mut stress = cell("stress_s1", json!({"lock": "tas"}), vec![outside; 3]);
         stress.gating = false;
         cells.extend([count, stress]);
-        run(vec![target(
-            "aarch64",
-            "qemu",
-            vec![suite_run("spinlock", &cells, vec![])],
-        )])
+        one_suite("aarch64", "qemu", "spinlock", &cells)
     };
     let base = side(0.0, 100.0);
     // One more instruction: a regression even with three rounds, under
@@ -970,15 +909,12 @@ fn gate_paired_counts_compare_exactly_and_only_the_family_gates_timing() {
     // A native run with too few pairs says it cannot gate timing.
     let mut rng = Rng::new(22);
     let mut native = || {
-        run(vec![target(
+        one_suite(
             "x86_64",
             "native",
-            vec![suite_run(
-                "atomic",
-                &noisy_cells(&mut rng, 4, 3, 0.01, |_| 1.0),
-                vec![],
-            )],
-        )])
+            "atomic",
+            &noisy_cells(&mut rng, 4, 3, 0.01, |_| 1.0),
+        )
     };
     let (b, h) = (native(), native());
     let r = paired(&h, &b);
@@ -1075,19 +1011,16 @@ fn gate_any_numbers_on_either_side_end_quickly_and_never_panic() {
 #[test]
 fn a_format_1_runs_non_positive_times_read_as_null_a_newer_runs_are_refused() {
     let dir = temp_dir("format-1");
-    let mut run = run(vec![target(
+    let mut run = one_suite(
         "x86_64",
         "native",
-        vec![suite_run(
-            "atomic",
-            &[cell(
-                "single_thread",
-                json!({"op": "fence"}),
-                vec![3.0, 2.0],
-            )],
-            vec![],
+        "atomic",
+        &[cell(
+            "single_thread",
+            json!({"op": "fence"}),
+            vec![3.0, 2.0],
         )],
-    )]);
+    );
     run.targets[0].suites[0].samples[1].value = Some(-0.24);
     run.finished = Some("2030-01-01T00:00:00Z".into());
     for format in [1, crate::results::FORMAT_VERSION] {

@@ -859,7 +859,7 @@ impl SplitMix64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::tests::{cell, noisy_cells, run, suite_run, target, Rng};
+    use crate::gate::tests::{cell, noisy_cells, one_suite, run, suite_run, target, Rng};
     use serde_json::json;
 
     /// A/A recording: head and base of one native target, `cells` family
@@ -868,15 +868,12 @@ mod tests {
     fn recording(seed: u64, cells: usize, rounds: usize, sigma: f64) -> Recording {
         let mut rng = Rng::new(seed);
         let mut side = |id: &str| {
-            let mut r = run(vec![target(
+            let mut r = one_suite(
                 "x86_64",
                 "native",
-                vec![suite_run(
-                    "atomic",
-                    &noisy_cells(&mut rng, cells, rounds, sigma, |_| 1.0),
-                    vec![],
-                )],
-            )]);
+                "atomic",
+                &noisy_cells(&mut rng, cells, rounds, sigma, |_| 1.0),
+            );
             r.run_id = id.into();
             r
         };
@@ -1067,11 +1064,7 @@ mod tests {
             let mut outside = cell("stress", json!({"lock": "tas"}), vec![100.0; 12]);
             outside.gating = false;
             cells.push(outside);
-            run(vec![target(
-                "x86_64",
-                "native",
-                vec![suite_run("spinlock", &cells, vec![])],
-            )])
+            one_suite("x86_64", "native", "spinlock", &cells)
         };
         let v = resample(&[(side(), side())], &opts(10, 10, 1)).unwrap();
         assert_eq!(v.cells_per_evaluation.max, 2);
