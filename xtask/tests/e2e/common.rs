@@ -104,3 +104,17 @@ pub fn native_atomic_run(results: &Path, args: &[&str]) -> PathBuf {
     assert!(out.status.success(), "{}", text(&out));
     newest(results)
 }
+
+/// `cargo xtask baseline update` from `run` into `baselines`; asserts it
+/// passed.
+pub fn record_baselines(run: &Path, baselines: &Path) {
+    let out = xtask(&[
+        "baseline",
+        "update",
+        "--from",
+        s(run),
+        "--baselines",
+        s(baselines),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+}
