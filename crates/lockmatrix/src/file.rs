@@ -1,26 +1,40 @@
 //! Writing a file so that a reader never sees half of it.
 
 use anyhow::{Context, Result};
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// Writes `text` to a temporary file beside `path`, then renames it into
 /// place: a reader sees the old file or the new one, and a failed write
 /// leaves the old one (and no temporary file) behind.
 pub fn replace(path: &Path, text: &str) -> Result<()> {
+    let tmp = stage(path, text)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        anyhow::anyhow!("{}: cannot replace: {e}", path.display())
+    })
+}
+
+/// Writes `text`, synced to disk, to `.<name>.tmp-<pid>` beside `path` and
+/// returns that path, for the caller to rename into place (several files
+/// can be staged first, then renamed together). A failed write leaves no
+/// temporary file.
+pub fn stage(path: &Path, text: &str) -> Result<PathBuf> {
     let name = path
         .file_name()
-        .map_or("file".into(), |n| n.to_string_lossy().into_owned());
+        .with_context(|| format!("{}: no file name", path.display()))?
+        .to_string_lossy();
     let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let written = std::fs::write(&tmp, text)
-        .with_context(|| format!("{}: cannot write", path.display()))
-        .and_then(|()| {
-            std::fs::rename(&tmp, path)
-                .with_context(|| format!("{}: cannot replace", path.display()))
-        });
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(text.as_bytes())?;
+            f.sync_all()
+        })
+        .with_context(|| format!("{}: cannot write", path.display()));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    written
+    written.map(|()| tmp)
 }
 
 #[cfg(test)]

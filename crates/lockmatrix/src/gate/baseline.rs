@@ -42,7 +42,6 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Version 2 added the testbed's `triple` and `counter_version`, which
@@ -460,31 +459,13 @@ pub fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
     Ok(())
 }
 
-/// Writes `text` to a temporary file beside `path`, flushed to disk.
+/// Stages `path` (see [`crate::file::stage`]), creating its directory.
 fn stage(path: &Path, text: &str) -> Result<PathBuf> {
     let dir = path
         .parent()
         .with_context(|| format!("{}: no parent directory", path.display()))?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path
-        .file_stem()
-        .with_context(|| format!("{}: no file name", path.display()))?
-        .to_string_lossy();
-    let tmp = dir.join(format!(".{name}{TMP_MARK}{}", std::process::id()));
-    let result = (|| -> Result<()> {
-        let mut f =
-            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.sync_all())
-            .with_context(|| format!("writing {}", tmp.display()))
-    })();
-    match result {
-        Ok(()) => Ok(tmp),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    crate::file::stage(path, text)
 }
 
 #[cfg(test)]
