@@ -57,18 +57,22 @@ pub fn read_run(
     results_dir: &Path,
     what: &str,
 ) -> Result<(PathBuf, Run)> {
-    let dir = match run {
-        Some(dir) => resolve(root, &dir),
+    let (dir, run) = match run {
+        Some(dir) => {
+            let dir = resolve(root, &dir);
+            eprintln!("using run {}", dir.display());
+            let run = results::read(&dir)?;
+            (dir, run)
+        }
         None => {
             let newest = results::newest(&resolve(root, results_dir))?;
             for (dir, why) in &newest.skipped {
                 eprintln!("warning: skipping run {}: {why}", dir.display());
             }
-            newest.dir
+            eprintln!("using run {}", newest.dir.display());
+            (newest.dir, newest.run)
         }
     };
-    eprintln!("using run {}", dir.display());
-    let run = results::read(&dir)?;
     if !run.complete() {
         if what == "report" {
             eprintln!(

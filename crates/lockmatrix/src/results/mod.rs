@@ -291,6 +291,7 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
 /// passed over (each with why: incomplete, or damaged).
 pub struct Newest {
     pub dir: PathBuf,
+    pub run: Run,
     pub skipped: Vec<(PathBuf, String)>,
 }
 
@@ -312,19 +313,10 @@ pub fn newest(results: &Path) -> Result<Newest> {
         .collect();
     runs.sort();
     let mut skipped = Vec::new();
-    for dir in runs.iter().rev() {
-        match read(dir) {
-            Ok(run) if run.complete() => {
-                return Ok(Newest {
-                    dir: dir.clone(),
-                    skipped,
-                })
-            }
-            Ok(_) => skipped.push((
-                dir.clone(),
-                "incomplete (interrupted, or still running)".into(),
-            )),
-            Err(e) => skipped.push((dir.clone(), format!("{e:#}"))),
+    for dir in runs.into_iter().rev() {
+        match read_complete(&dir) {
+            Ok(run) => return Ok(Newest { dir, run, skipped }),
+            Err(why) => skipped.push((dir, why)),
         }
     }
     bail!(
@@ -350,15 +342,21 @@ pub fn all(dirs: &[PathBuf]) -> Result<All> {
     }
     let mut all = All::default();
     for dir in found {
-        match read(&dir) {
-            Ok(run) if run.complete() => all.runs.push((dir, run)),
-            Ok(_) => all
-                .skipped
-                .push((dir, "incomplete (interrupted, or still running)".into())),
-            Err(e) => all.skipped.push((dir, format!("{e:#}"))),
+        match read_complete(&dir) {
+            Ok(run) => all.runs.push((dir, run)),
+            Err(why) => all.skipped.push((dir, why)),
         }
     }
     Ok(all)
+}
+
+/// The run in `dir` if it is complete, else why it is passed over.
+fn read_complete(dir: &Path) -> Result<Run, String> {
+    match read(dir) {
+        Ok(run) if run.complete() => Ok(run),
+        Ok(_) => Err("incomplete (interrupted, or still running)".into()),
+        Err(e) => Err(format!("{e:#}")),
+    }
 }
 
 #[derive(Default)]
