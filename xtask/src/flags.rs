@@ -3,8 +3,9 @@
 
 use clap::{Args, Parser, Subcommand};
 use lockmatrix::gate::GateOptions;
+use lockmatrix::report::output::{Destination, Replaces};
 use lockmatrix::results::Profile;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
 #[command(
@@ -42,13 +43,13 @@ pub struct GateArgs {
     /// False discovery rate of the advisory list (Benjamini-Hochberg)
     #[arg(long, default_value_t = 0.10)]
     pub fdr_q: f64,
-    /// Also write the gate report as JSON
+    /// Also write the gate report as JSON (`-`: standard output)
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Also write a Markdown report for $GITHUB_STEP_SUMMARY (at most 1 MiB)
+    /// Also write a Markdown report for $GITHUB_STEP_SUMMARY (at most 1 MiB; `-`: standard output)
     #[arg(long)]
     pub markdown: Option<PathBuf>,
-    /// Also write a pull-request comment (Markdown, at most 64 KB, details collapsed)
+    /// Also write a pull-request comment (Markdown, at most 64 KB, details collapsed; `-`: standard output)
     #[arg(long)]
     pub pr_comment: Option<PathBuf>,
 }
@@ -61,6 +62,39 @@ impl GateArgs {
             fdr_q: self.fdr_q,
         }
     }
+
+    /// The report destinations, checked (`-` is standard output, for one
+    /// of them at most).
+    pub fn outputs(&self, resolve: impl Fn(&Path) -> PathBuf) -> anyhow::Result<GateOutputs> {
+        let dest = |p: &Option<PathBuf>| -> anyhow::Result<Option<Destination>> {
+            let Some(p) = p else { return Ok(None) };
+            let d = Destination::new(p, &resolve);
+            d.check(Replaces::AnyFile)?;
+            Ok(Some(d))
+        };
+        let out = GateOutputs {
+            json: dest(&self.json)?,
+            markdown: dest(&self.markdown)?,
+            pr_comment: dest(&self.pr_comment)?,
+        };
+        let stdout = [&out.json, &out.markdown, &out.pr_comment]
+            .iter()
+            .filter(|d| d.as_ref() == Some(&Destination::Stdout))
+            .count();
+        if stdout > 1 {
+            anyhow::bail!(
+                "--json, --markdown and --pr-comment: only one of them can be - (standard output)"
+            );
+        }
+        Ok(out)
+    }
+}
+
+/// Where the gate's reports go, checked before any work.
+pub struct GateOutputs {
+    pub json: Option<Destination>,
+    pub markdown: Option<Destination>,
+    pub pr_comment: Option<Destination>,
 }
 
 #[derive(Subcommand)]
@@ -244,14 +278,14 @@ pub struct ReportArgs {
     /// file: <run>/report.html]
     #[arg(long)]
     pub html: bool,
-    /// The file --html writes, or --history's HTML page of trends
+    /// The file --html writes, or --history's HTML page of trends (`-`: standard output)
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Trends of the gating cells across runs, with the changes each run's
     /// gate flagged
     #[arg(long, conflicts_with_all = ["html", "bmf"])]
     pub history: bool,
-    /// Also export the run in Bencher Metric Format (JSON) to FILE
+    /// Also export the run in Bencher Metric Format (JSON) to FILE (`-`: standard output)
     #[arg(long, value_name = "FILE")]
     pub bmf: Option<PathBuf>,
     /// Baselines the HTML report and --history compare with [default: the

@@ -7,6 +7,8 @@
 //! `Ok(false)`); 2 bad input, missing set-up or an internal error (a
 //! command returns an error, printed with what to fix).
 
+#[macro_use]
+mod show;
 mod commands;
 mod flags;
 mod packages;
@@ -36,7 +38,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::from(2)
         }
     }

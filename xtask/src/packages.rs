@@ -43,7 +43,7 @@ fn apt_get(sudo: bool, args: &[&str], packages: &[String]) -> Result<bool> {
     // apt's chatter goes to stderr so stdout stays the report.
     let out = cmd.output().context("running apt-get")?;
     if !out.status.success() {
-        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        errln!("{}", String::from_utf8_lossy(&out.stderr));
     }
     Ok(out.status.success())
 }
@@ -79,7 +79,7 @@ pub fn ensure(wanted: &[String]) -> Result<()> {
             missing.join(" ")
         );
     };
-    eprintln!("installing missing Debian packages: {}", missing.join(" "));
+    errln!("installing missing Debian packages: {}", missing.join(" "));
     let install = ["install", "-y", "--no-install-recommends"];
     // An install fails on a machine whose package lists were never fetched:
     // fetch them once and try again.

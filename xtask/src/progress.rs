@@ -42,7 +42,7 @@ impl Phase {
 
     fn show_active(&self) {
         if let Some(bar) = &self.bar {
-            bar.set_message(self.active.join(", "));
+            bar.set_message(lockmatrix::escape::terminal(&self.active.join(", ")));
         }
     }
 }
@@ -56,31 +56,33 @@ impl Observer for Terminal {
                 targets,
                 suites,
                 dir,
-            } => eprintln!(
+            } => errln!(
                 "lockmatrix run {run_id}: {targets} targets x {suites} suites -> {}",
                 dir.display()
             ),
             Event::BuildingBase { rev, tree } => {
-                eprintln!("building the base revision {rev} ({})", tree.display())
+                errln!("building the base revision {rev} ({})", tree.display())
             }
-            Event::Warning(what) => eprintln!("warning: {what}"),
+            Event::Warning(what) => errln!("warning: {what}"),
             Event::Phase { name, steps } => *phase = Some(Phase::new(name, steps)),
             Event::StepStarted(step) => match phase.as_mut() {
                 Some(p) if p.bar.is_some() => {
                     p.active.push(step.to_string());
                     p.show_active();
                 }
-                _ => eprintln!("  start  {step}"),
+                _ => errln!("  start  {step}"),
             },
             Event::StepDone { step, outcome } => match phase.as_mut() {
                 Some(Phase { bar: Some(bar), .. }) => {
-                    bar.println(format!("  {step}: {outcome}"));
+                    bar.println(lockmatrix::escape::terminal(&format!(
+                        "  {step}: {outcome}"
+                    )));
                     bar.inc(1);
                     let p = phase.as_mut().expect("a phase");
                     p.active.retain(|a| a != step);
                     p.show_active();
                 }
-                _ => eprintln!("  done   {step}: {outcome}"),
+                _ => errln!("  done   {step}: {outcome}"),
             },
             Event::PhaseDone => {
                 if let Some(bar) = phase.take().and_then(|p| p.bar) {

@@ -10,31 +10,61 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// Where cross-built std and suites are cached: outside the clone, so every
-/// checkout on the machine (and every CI run) reuses the same std builds.
-pub fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("LOCKMATRIX_CACHE") {
-        return d.into();
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("lockmatrix")
-}
-
 pub struct Job<'a> {
     pub target: &'a Target,
     pub toolchain: Toolchain,
     pub linker: PathBuf,
+    /// The cache ([`crate::cache::dir`]) its target dir is in.
+    pub cache: PathBuf,
 }
 
 pub struct Built {
     pub secs: f64,
     /// Suite name to binary.
-    pub binaries: Result<BTreeMap<String, PathBuf>, String>,
+    pub binaries: Result<BTreeMap<String, Binary>, BuildError>,
     /// [`sources_hash`] of what was built.
     pub sources: String,
+}
+
+/// A built suite binary, as it runs: a read-only copy in the cache's
+/// content-addressed store ([`store_dir`]), never a file under `results/`.
+#[derive(Debug, Clone)]
+pub struct Binary {
+    pub path: PathBuf,
+    pub sha256: String,
+}
+
+/// Why a target's suites did not build, as data from the moment it
+/// happens.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BuildError {
+    /// cargo failed: its first error line, and its log.
+    Cargo { error: String, log: PathBuf },
+    /// cargo succeeded but left no binary where it should be.
+    NoBinary { path: PathBuf },
+    /// Something around cargo failed (starting it, the target dir's lock,
+    /// keeping a binary): what, with the path.
+    Around { what: String },
+}
+
+impl BuildError {
+    /// The failure a run records.
+    pub fn failure(&self) -> crate::results::Failure {
+        let (error, log) = match self {
+            BuildError::Cargo { error, log } => (error.clone(), Some(log.display().to_string())),
+            BuildError::NoBinary { path } => {
+                (format!("build produced no binary {}", path.display()), None)
+            }
+            BuildError::Around { what } => (what.clone(), None),
+        };
+        crate::results::Failure::Build { error, log }
+    }
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.failure().fmt(f)
+    }
 }
 
 /// A hash of everything that decides what the suites compile to, from one
@@ -80,11 +110,16 @@ fn packages() -> impl Iterator<Item = &'static str> {
 /// tree and an `--against` worktree, or two clones sharing the cache) as
 /// one unit, so older files from another tree would pass for built.
 /// Cleaning the suite packages (std stays) settles it by content.
-fn forget_other_sources(root: &Path, job: &Job, sources: &str) -> Result<(), String> {
+fn forget_other_sources(root: &Path, job: &Job, sources: &str) -> Result<(), BuildError> {
     let stamp = target_dir(job).join("lockmatrix-sources");
     if std::fs::read_to_string(&stamp).is_ok_and(|s| s == sources) {
         return Ok(());
     }
+    clean_suites(root, job)
+}
+
+/// `cargo clean` of the suite packages for `job` (std stays).
+fn clean_suites(root: &Path, job: &Job) -> Result<(), BuildError> {
     let mut clean = cargo_for(root, job);
     clean.args(["clean", "--release", "--target", &job.target.triple]);
     for p in packages() {
@@ -92,10 +127,40 @@ fn forget_other_sources(root: &Path, job: &Job, sources: &str) -> Result<(), Str
     }
     // The result does not matter: a target dir that never built a package
     // has nothing stale in it (and `clean -p` may say so).
-    clean
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", job.toolchain.cargo.display()))?;
+    clean.output().map_err(|e| BuildError::Around {
+        what: format!("cannot run {}: {e}", job.toolchain.cargo.display()),
+    })?;
     Ok(())
+}
+
+/// The hashes of the binaries cargo last produced in `job`'s target dir,
+/// as this module recorded them (`lockmatrix-binaries`: `suite sha256`
+/// lines).
+fn recorded_binaries(job: &Job) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(target_dir(job).join("lockmatrix-binaries"));
+    text.unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(s, h)| (s.to_string(), h.to_string()))
+        .collect()
+}
+
+/// Suites whose cached binary no longer hashes to what its build recorded
+/// (written to in place, truncated, replaced): cargo would take such a
+/// binary for fresh, since it decides by its own fingerprints.
+fn changed_since_built(job: &Job, out_dir: &Path, suites: &[&str]) -> Vec<PathBuf> {
+    let recorded = recorded_binaries(job);
+    suites
+        .iter()
+        .filter_map(|s| {
+            let path = out_dir.join(s);
+            let want = recorded.get(*s)?;
+            let now = std::fs::read(&path)
+                .ok()
+                .map(|b| crate::results::sha256(&b));
+            (now.as_ref() != Some(want)).then_some(path)
+        })
+        .collect()
 }
 
 /// An exclusive lock on `dir` (a `lockmatrix.lock` file in it), held
@@ -122,10 +187,10 @@ fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
 fn target_dir(job: &Job) -> PathBuf {
     let t = job.target;
     let dir = match (&t.target_cpu, &t.target_features) {
-        (None, None) => t.triple.clone(),
+        (None, None) => t.triple.to_string(),
         _ => format!("{}-{}", t.triple, t.name),
     };
-    cache_dir().join("target").join(dir)
+    job.cache.join("target").join(dir)
 }
 
 /// `CARGO_TARGET_<TRIPLE>_<KEY>` as cargo spells it.
@@ -198,89 +263,164 @@ pub fn command(root: &Path, job: &Job, suites: &[&str], features: &[String]) -> 
     (cmd, target_dir(job).join(triple).join("release"))
 }
 
-/// Links (or copies) a built binary to `to`: the run keeps the exact
-/// binaries it ran, whatever a later build leaves in the shared cache, so
-/// its reproducer commands stay true.
-fn keep(from: &Path, to: &Path) -> Result<(), String> {
-    let _ = std::fs::remove_file(to);
-    std::fs::hard_link(from, to)
-        .or_else(|_| std::fs::copy(from, to).map(|_| ()))
-        .map_err(|e| format!("keeping {}: {e}", from.display()))
+/// Where built binaries run from: `<cache>/bin/<sha256>/<suite>`, each a
+/// read-only copy named by its content. A later build never replaces one
+/// (an `--against` run's base binaries stay while the head is built into
+/// the same target dir), and nothing a run directory holds is executed.
+pub fn store_dir(cache: &Path) -> PathBuf {
+    cache.join("bin")
 }
 
-fn build_one(
-    root: &Path,
-    job: &Job,
-    suites: &[&str],
-    features: &[String],
-    sources: &str,
-    log: &Path,
-    bins: &Path,
-) -> Built {
+/// How long a stored binary no build has produced is kept: long enough
+/// for any `--against` base or rerun of a recent run.
+const STORE_DAYS: u64 = 14;
+
+/// Removes the stored binaries no build produced for [`STORE_DAYS`].
+fn prune_store(cache: &Path) {
+    let old = std::time::Duration::from_secs(STORE_DAYS * 86_400);
+    for e in std::fs::read_dir(store_dir(cache))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let age = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok());
+        if age.is_some_and(|a| a > old) && e.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Copies `bytes` to `to` through a temporary file and a rename, read-only
+/// and executable: a full disk leaves no partial binary behind, and the
+/// error names the destination.
+fn write_binary(to: &Path, bytes: &[u8]) -> Result<(), BuildError> {
+    use std::os::unix::fs::PermissionsExt;
+    let around = |e: &dyn std::fmt::Display| BuildError::Around {
+        what: format!("keeping the binary as {}: {e}", to.display()),
+    };
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| around(&e))?;
+    }
+    let tmp = crate::file::stage(to, "").map_err(|e| around(&e))?;
+    let written = std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o555)))
+        .and_then(|()| std::fs::rename(&tmp, to));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(around(&e));
+    }
+    Ok(())
+}
+
+/// Keeps the binary cargo built at `built`: in the store (what runs) and,
+/// as a copy the run keeps for its reproducer commands, at `kept`.
+fn keep(cache: &Path, built: &Path, suite: &str, kept: &Path) -> Result<Binary, BuildError> {
+    let bytes = std::fs::read(built).map_err(|e| BuildError::Around {
+        what: format!("reading {}: {e}", built.display()),
+    })?;
+    let sha256 = crate::results::sha256(&bytes);
+    let path = store_dir(cache).join(&sha256).join(suite);
+    // An entry that no longer holds its content is replaced, never run.
+    let intact = std::fs::read(&path).is_ok_and(|b| crate::results::sha256(&b) == sha256);
+    if !intact {
+        let _ = std::fs::remove_file(&path);
+        write_binary(&path, &bytes)?;
+    }
+    // Used now: kept by [`prune_store`] for another while.
+    if let Ok(dir) = std::fs::File::open(store_dir(cache).join(&sha256)) {
+        let _ = dir.set_modified(std::time::SystemTime::now());
+    }
+    let _ = std::fs::remove_file(kept);
+    write_binary(kept, &bytes)?;
+    Ok(Binary { path, sha256 })
+}
+
+/// What every job of one [`build_all`] builds.
+struct Request<'a> {
+    tree: &'a Tree<'a>,
+    suites: &'a [&'a str],
+    features: &'a [String],
+    /// [`sources_hash`] of the tree.
+    sources: &'a str,
+}
+
+fn build_one(req: &Request, job: &Job, observer: &dyn Observer) -> Built {
     let start = Instant::now();
+    let binaries = locked_build(req, job, observer);
+    Built {
+        secs: start.elapsed().as_secs_f64(),
+        binaries,
+        sources: req.sources.to_string(),
+    }
+}
+
+fn locked_build(
+    req: &Request,
+    job: &Job,
+    observer: &dyn Observer,
+) -> Result<BTreeMap<String, Binary>, BuildError> {
+    let Request {
+        tree,
+        suites,
+        features,
+        sources,
+    } = *req;
+    let root = tree.root;
+    let log = tree.logs.join(format!("build-{}.log", job.target.name));
+    let log = log.as_path();
     // One build at a time per target dir, across processes: another
     // checkout's build would clean and replace the binaries between this
     // one's build and its copy of them.
-    let _lock = match lock_dir(&target_dir(job)) {
-        Ok(lock) => lock,
-        Err(why) => {
-            return Built {
-                secs: start.elapsed().as_secs_f64(),
-                binaries: Err(why),
-                sources: sources.to_string(),
-            }
-        }
-    };
-    if let Err(why) = forget_other_sources(root, job, sources) {
-        return Built {
-            secs: start.elapsed().as_secs_f64(),
-            binaries: Err(why),
-            sources: sources.to_string(),
-        };
-    }
+    let _lock = lock_dir(&target_dir(job)).map_err(|what| BuildError::Around { what })?;
+    forget_other_sources(root, job, sources)?;
     let (mut cmd, out_dir) = command(root, job, suites, features);
-    let result = match cmd.output() {
-        Err(e) => Err(format!("cannot run {}: {e}", job.toolchain.cargo.display())),
-        Ok(out) => {
-            let _ = std::fs::write(log, &out.stderr);
-            let missing = suites.iter().find(|s| !out_dir.join(s).is_file());
-            if out.status.success() && missing.is_none() {
-                let to = bins.join(&job.target.name);
-                std::fs::create_dir_all(&to)
-                    .map_err(|e| format!("creating {}: {e}", to.display()))
-                    .and_then(|()| {
-                        suites
-                            .iter()
-                            .map(|s| {
-                                keep(&out_dir.join(s), &to.join(s))
-                                    .map(|()| (s.to_string(), to.join(s)))
-                            })
-                            .collect()
-                    })
-            } else if let (true, Some(s)) = (out.status.success(), missing) {
-                Err(format!(
-                    "build produced no binary {}",
-                    out_dir.join(s).display()
-                ))
-            } else {
-                let text = String::from_utf8_lossy(&out.stderr);
-                let first = text
-                    .lines()
-                    .find(|l| l.starts_with("error"))
-                    .unwrap_or("cargo failed")
-                    .to_string();
-                Err(format!("build failed: {first} (log: {})", log.display()))
-            }
+    let changed = changed_since_built(job, &out_dir, suites);
+    if !changed.is_empty() {
+        let shown: Vec<String> = changed.iter().map(|p| p.display().to_string()).collect();
+        observer.event(Event::Warning(&format!(
+            "{}: changed since it was built (sha256 differs from the build's record): rebuilding",
+            shown.join(", ")
+        )));
+        for p in &changed {
+            let _ = std::fs::remove_file(p);
         }
-    };
-    if result.is_ok() {
-        let _ = std::fs::write(target_dir(job).join("lockmatrix-sources"), sources);
+        clean_suites(root, job)?;
     }
-    Built {
-        secs: start.elapsed().as_secs_f64(),
-        binaries: result,
-        sources: sources.to_string(),
+    let out = cmd.output().map_err(|e| BuildError::Around {
+        what: format!("cannot run {}: {e}", job.toolchain.cargo.display()),
+    })?;
+    let _ = std::fs::write(log, &out.stderr);
+    if !out.status.success() {
+        let text = String::from_utf8_lossy(&out.stderr);
+        let first = text
+            .lines()
+            .find(|l| l.starts_with("error"))
+            .unwrap_or("cargo failed");
+        return Err(BuildError::Cargo {
+            error: first.to_string(),
+            log: log.to_path_buf(),
+        });
     }
+    let to = tree.bins.join(&job.target.name);
+    let mut kept = BTreeMap::new();
+    for s in suites {
+        let built = out_dir.join(s);
+        if !built.is_file() {
+            return Err(BuildError::NoBinary { path: built });
+        }
+        kept.insert(s.to_string(), keep(&job.cache, &built, s, &to.join(s))?);
+    }
+    let record: String = kept
+        .iter()
+        .map(|(s, b)| format!("{s} {}\n", b.sha256))
+        .collect();
+    let _ = std::fs::write(target_dir(job).join("lockmatrix-binaries"), record);
+    let _ = std::fs::write(target_dir(job).join("lockmatrix-sources"), sources);
+    Ok(kept)
 }
 
 /// Targets built at once: both cores stay busy through the single-crate
@@ -309,16 +449,25 @@ pub fn build_all(
     let sources = match sources_hash(root, features) {
         Ok(h) => h,
         Err(e) => {
-            let why = format!("reading the suite sources under {}: {e}", root.display());
+            let what = format!("reading the suite sources under {}: {e}", root.display());
             return jobs
                 .iter()
                 .map(|_| Built {
                     secs: 0.0,
-                    binaries: Err(why.clone()),
+                    binaries: Err(BuildError::Around { what: what.clone() }),
                     sources: String::new(),
                 })
                 .collect();
         }
+    };
+    if let Some(j) = jobs.first() {
+        prune_store(&j.cache);
+    }
+    let req = Request {
+        tree,
+        suites,
+        features,
+        sources: &sources,
     };
     let queue: Mutex<VecDeque<usize>> = Mutex::new((0..jobs.len()).collect());
     let results: Mutex<Vec<Option<Built>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
@@ -334,18 +483,10 @@ pub fn build_all(
                 };
                 let name = &jobs[i].target.name;
                 observer.event(Event::StepStarted(name));
-                let built = build_one(
-                    root,
-                    &jobs[i],
-                    suites,
-                    features,
-                    &sources,
-                    &tree.logs.join(format!("build-{name}.log")),
-                    &tree.bins,
-                );
+                let built = build_one(&req, &jobs[i], observer);
                 let outcome = match &built.binaries {
                     Ok(_) => format!("built in {:.1}s", built.secs),
-                    Err(e) => e.clone(),
+                    Err(e) => e.to_string(),
                 };
                 observer.event(Event::StepDone {
                     step: name,

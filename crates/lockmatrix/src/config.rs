@@ -1,6 +1,7 @@
 //! `targets.yaml`: the matrix of targets, parsed into typed structs that
 //! reject unknown keys. Every error names the file, line and column.
 
+use crate::name::Name;
 use anyhow::{bail, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -45,9 +46,9 @@ fn default_ssh_port() -> u16 {
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
-    pub name: String,
-    pub class: String,
-    pub triple: String,
+    pub name: Name,
+    pub class: Name,
+    pub triple: Name,
     pub runner: RunnerKind,
     #[serde(default)]
     pub emulator: Option<String>,
@@ -61,7 +62,7 @@ pub struct Target {
     pub packages: Vec<String>,
     pub enabled: bool,
     #[serde(default)]
-    pub labels: Vec<String>,
+    pub labels: Vec<Name>,
     #[serde(default)]
     pub timeout_secs: Option<u64>,
     /// How far `insns_per_op` may move (0.01 = 1%) before the gate fails.
@@ -84,7 +85,7 @@ pub struct Target {
     pub variants: Vec<Variant>,
     /// The variant a target was expanded from (not in targets.yaml).
     #[serde(skip_deserializing, default)]
-    pub variant: Option<String>,
+    pub variant: Option<Name>,
 }
 
 /// A CPU or feature choice a target also runs with, as its own column:
@@ -92,7 +93,7 @@ pub struct Target {
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Variant {
-    pub name: String,
+    pub name: Name,
     #[serde(default)]
     pub qemu_cpu: Option<String>,
     #[serde(default)]
@@ -179,31 +180,36 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, String> {
         targets: file.targets,
     };
     validate(&config, text)?;
-    config.targets = expand(std::mem::take(&mut config.targets));
+    config.targets = expand(std::mem::take(&mut config.targets))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(config)
 }
 
 /// Each target, then each of its variants as a target of its own named
 /// `<target>-<variant>`, with the variant's CPU and features.
-fn expand(targets: Vec<Target>) -> Vec<Target> {
+fn expand(targets: Vec<Target>) -> Result<Vec<Target>, String> {
     let mut out = Vec::new();
     for mut base in targets {
         let variants = std::mem::take(&mut base.variants);
-        let expanded: Vec<Target> = variants
+        let expanded = variants
             .into_iter()
-            .map(|v| Target {
-                name: format!("{}-{}", base.name, v.name),
-                variant: Some(v.name),
-                qemu_cpu: v.qemu_cpu.or_else(|| base.qemu_cpu.clone()),
-                target_cpu: v.target_cpu.or_else(|| base.target_cpu.clone()),
-                target_features: v.target_features.or_else(|| base.target_features.clone()),
-                ..base.clone()
+            .map(|v| {
+                let name = Name::parse(&format!("{}-{}", base.name, v.name))
+                    .map_err(|e| format!("target `{}` variant `{}`: {e}", base.name, v.name))?;
+                Ok(Target {
+                    name,
+                    variant: Some(v.name),
+                    qemu_cpu: v.qemu_cpu.or_else(|| base.qemu_cpu.clone()),
+                    target_cpu: v.target_cpu.or_else(|| base.target_cpu.clone()),
+                    target_features: v.target_features.or_else(|| base.target_features.clone()),
+                    ..base.clone()
+                })
             })
-            .collect();
+            .collect::<Result<Vec<Target>, String>>()?;
         out.push(base);
         out.extend(expanded);
     }
-    out
+    Ok(out)
 }
 
 /// The 1-based line where target `index` starts, for errors serde cannot
@@ -360,7 +366,7 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
 /// flood a report.
 #[derive(Clone, Copy, PartialEq)]
 enum Rule {
-    /// Names and classes: letters, digits, `.`, `_`, `-`; a letter or digit first.
+    /// A CPU name: a [`Name`].
     Name,
     /// A target triple: lower-case words joined by `-`.
     Triple,
@@ -368,8 +374,6 @@ enum Rule {
     Program,
     /// A Debian package name.
     Package,
-    /// A CI runner label.
-    Label,
     /// An ssh host name or IP address.
     Host,
     /// Target features: `+lse,-outline-atomics`.
@@ -395,12 +399,7 @@ impl Rule {
             rest,
             expected,
         } = match self {
-            Rule::Name => Form {
-                max: 40,
-                first: |c| c.is_ascii_alphanumeric(),
-                rest: |c| c.is_ascii_alphanumeric() || "._-".contains(c),
-                expected: "letters, digits, '.', '_' and '-', starting with a letter or digit",
-            },
+            Rule::Name => return Name::parse(v).map(|_| ()).map_err(|e| e.to_string()),
             Rule::Triple => Form {
                 max: 64,
                 first: |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
@@ -418,12 +417,6 @@ impl Rule {
                 first: |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
                 rest: |c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+.-".contains(c),
                 expected: "a Debian package name such as gcc-aarch64-linux-gnu",
-            },
-            Rule::Label => Form {
-                max: 100,
-                first: |c| c.is_ascii_alphanumeric(),
-                rest: |c| c.is_ascii_alphanumeric() || "._-".contains(c),
-                expected: "a runner label of letters, digits, '.', '_' and '-'",
             },
             Rule::Host => Form {
                 max: 253,
@@ -466,11 +459,9 @@ impl Rule {
 
 /// Every string value of a target with the rule it must follow.
 fn fields(t: &Target) -> Vec<(&'static str, &str, Rule)> {
-    let mut out = vec![
-        ("name", t.name.as_str(), Rule::Name),
-        ("class", t.class.as_str(), Rule::Name),
-        ("triple", t.triple.as_str(), Rule::Triple),
-    ];
+    // Names, classes, labels and variant names are `Name`s, checked as
+    // they are read.
+    let mut out = vec![("triple", t.triple.as_str(), Rule::Triple)];
     out.extend(
         t.emulator
             .as_deref()
@@ -487,7 +478,6 @@ fn fields(t: &Target) -> Vec<(&'static str, &str, Rule)> {
             .iter()
             .map(|p| ("packages", p.as_str(), Rule::Package)),
     );
-    out.extend(t.labels.iter().map(|l| ("labels", l.as_str(), Rule::Label)));
     if let Some(h) = &t.ssh {
         out.push(("ssh.host", h.host.as_str(), Rule::Host));
         out.push(("ssh.user", h.user.as_str(), Rule::User));
@@ -501,7 +491,6 @@ fn fields(t: &Target) -> Vec<(&'static str, &str, Rule)> {
             .map(|v| ("target_features", v, Rule::Features)),
     );
     for v in &t.variants {
-        out.push(("variants.name", v.name.as_str(), Rule::Name));
         for (key, val) in [
             ("variants.qemu_cpu", &v.qemu_cpu),
             ("variants.target_cpu", &v.target_cpu),

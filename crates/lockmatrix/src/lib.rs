@@ -21,12 +21,15 @@
 //! the machine a run happened on; [`file`] writes files whole.
 
 pub mod build;
+pub mod cache;
 pub mod ci;
 pub mod config;
+pub mod escape;
 pub mod file;
 pub mod gate;
 pub mod host;
 pub mod matrix;
+pub mod name;
 pub mod observe;
 pub mod plugin;
 pub mod protocol;

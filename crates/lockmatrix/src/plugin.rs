@@ -15,7 +15,9 @@ pub fn build(root: &Path) -> Result<PathBuf, String> {
     let need = toolchain::rust_version(&root.join("qemu-plugin/Cargo.toml"));
     let tc = toolchain::discover(&host, need)?;
     // Its own target dir: the xtask's cargo holds the workspace's lock.
-    let target_dir = crate::build::cache_dir().join("plugin");
+    let target_dir = crate::cache::dir()
+        .map_err(|e| e.to_string())?
+        .join("plugin");
     let out = crate::build::cargo(&tc.cargo)
         .current_dir(root)
         .args(["build", "--release", "--locked", "-p", "insns-plugin"])

@@ -2,7 +2,8 @@
 //! writer is `suites/harness/src/out.rs`; field sets must match exactly, so
 //! a suite that prints anything else is reported, not half-understood.
 
-use serde::{Deserialize, Serialize};
+use crate::name::Name;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -17,13 +18,13 @@ pub enum Record {
 #[serde(deny_unknown_fields)]
 pub struct Env {
     pub protocol: u32,
-    pub suite: String,
-    pub arch: String,
+    pub suite: Name,
+    pub arch: Name,
     pub endian: String,
     pub pointer_width: u32,
     pub cpus: u32,
     pub timer: String,
-    pub timer_unit: String,
+    pub timer_unit: Name,
     pub timer_hz: f64,
     pub relax: String,
     pub profile: String,
@@ -35,11 +36,12 @@ pub struct Env {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sample {
-    pub suite: String,
-    pub bench: String,
+    pub suite: Name,
+    pub bench: Name,
+    #[serde(deserialize_with = "checked_case")]
     pub case: Map<String, Value>,
-    pub metric: String,
-    pub unit: String,
+    pub metric: Name,
+    pub unit: Name,
     pub better: Better,
     /// The cell is in the suite's timing family (protocol 2; always false
     /// from protocol 1 suites).
@@ -60,12 +62,51 @@ pub enum Better {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Check {
-    pub suite: String,
-    pub bench: String,
+    pub suite: Name,
+    pub bench: Name,
+    #[serde(deserialize_with = "checked_case")]
     pub case: Map<String, Value>,
-    pub name: String,
+    pub name: Name,
     pub ok: bool,
     pub details: Value,
+}
+
+/// A case as the protocol allows it, for every reader (suite output,
+/// run.json, baselines): each key a [`Name`], each value a [`Name`], a
+/// finite number or a boolean, no key twice. A case's words reach paths
+/// of no file, but they reach every report; nothing else can be in them.
+pub fn checked_case<'de, D: Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
+    use serde::de::{Error, MapAccess, Visitor};
+    struct CaseVisitor;
+    impl<'de> Visitor<'de> for CaseVisitor {
+        type Value = Map<String, Value>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a case: an object of names to names, numbers or booleans")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+            let mut case = Map::new();
+            while let Some(key) = m.next_key::<Name>()? {
+                let value: Value = m.next_value()?;
+                match &value {
+                    Value::String(s) => {
+                        Name::parse(s)
+                            .map_err(|e| A::Error::custom(format!("case `{key}`: {e}")))?;
+                    }
+                    Value::Bool(_) | Value::Number(_) => {}
+                    _ => {
+                        return Err(A::Error::custom(format!(
+                            "case `{key}`: expected a name, a number or a boolean"
+                        )))
+                    }
+                }
+                if case.insert(key.to_string(), value).is_some() {
+                    return Err(A::Error::custom(format!("case `{key}` is given twice")));
+                }
+            }
+            Ok(case)
+        }
+    }
+    d.deserialize_map(CaseVisitor)
 }
 
 /// Renders a case as `key=value key=value` in key order.

@@ -16,7 +16,7 @@ pub fn run(root: &Path, command: BaselineCommand) -> Result<bool> {
     } = command;
     let (_, run) = read_run(root, from, &results, "baseline update")?;
     if run.host.lockmatrix_dirty {
-        eprintln!(
+        errln!(
             "warning: run {} was made from a tree with uncommitted changes",
             run.run_id
         );
@@ -29,7 +29,7 @@ pub fn run(root: &Path, command: BaselineCommand) -> Result<bool> {
         &run.host.lockmatrix_commit,
     )?;
     for line in lines {
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(true)
 }

@@ -11,7 +11,7 @@ pub fn run(root: &Path, command: CiCommand) -> Result<bool> {
         CiCommand::Generate { config } => {
             let config = config::load(&resolve(root, &config))?;
             for path in ci::generate(root, &config)? {
-                println!("wrote {}", path.display());
+                outln!("wrote {}", path.display());
             }
             Ok(true)
         }
@@ -19,17 +19,17 @@ pub fn run(root: &Path, command: CiCommand) -> Result<bool> {
             let config = config::load(&resolve(root, &config))?;
             let drift = ci::check(root, &config)?;
             for line in &drift {
-                println!("{line}");
+                outln!("{line}");
             }
             if drift.is_empty() {
-                println!("workflows match targets.yaml");
+                outln!("workflows match targets.yaml");
             }
             Ok(drift.is_empty())
         }
         CiCommand::Merge { runs, out } => {
             let runs: Vec<PathBuf> = runs.iter().map(|r| resolve(root, r)).collect();
             ci::merge_runs(&runs, &resolve(root, &out))?;
-            println!("merged {} runs into {}", runs.len(), out.display());
+            outln!("merged {} runs into {}", runs.len(), out.display());
             Ok(true)
         }
     }

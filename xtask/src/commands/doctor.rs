@@ -25,12 +25,12 @@ pub fn run(root: &Path, selection: Selection) -> Result<bool> {
 /// Prints the report; returns whether every selected target is ready.
 /// `need` is the suites' `rust-version`.
 fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> bool {
-    println!(
+    outln!(
         "lockmatrix doctor: {} ({} targets); suites need Rust {need} or newer (rust-version)",
         config.path.display(),
         selected.len()
     );
-    println!("cross: {}", toolchain::cross_status());
+    outln!("cross: {}", toolchain::cross_status());
     let mut ready = true;
     for s in selected {
         let t = &s.target;
@@ -41,7 +41,7 @@ fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> b
             (None, None) => "ready".to_string(),
         };
         ready &= s.skip.is_some() || r.missing().is_none();
-        println!(
+        outln!(
             "\n{} ({}, {}, runner {}): {state}",
             t.name,
             t.triple,
@@ -49,7 +49,7 @@ fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> b
             t.runner.name()
         );
         match &r.toolchain {
-            Ok(tc) => println!(
+            Ok(tc) => outln!(
                 "  toolchain  {} [{}]{}",
                 tc.label,
                 tc.version(),
@@ -59,44 +59,44 @@ fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> b
                     ", prebuilt std"
                 }
             ),
-            Err(e) => println!("  toolchain  MISSING: {e}"),
+            Err(e) => outln!("  toolchain  MISSING: {e}"),
         }
         match &r.linker {
-            Ok(p) => println!(
+            Ok(p) => outln!(
                 "  linker     {} [{}]",
                 p.display(),
                 readiness::linker_version(p)
             ),
-            Err(e) => println!("  linker     MISSING: {e}"),
+            Err(e) => outln!("  linker     MISSING: {e}"),
         }
         match &r.counter {
-            Some(Ok(p)) => println!(
+            Some(Ok(p)) => outln!(
                 "  counted    {} [{}], with the insns plugin",
                 p.display(),
                 readiness::emulator_version(p)
             ),
-            Some(Err(e)) => println!("  counted    MISSING: {e}"),
+            Some(Err(e)) => outln!("  counted    MISSING: {e}"),
             None => {}
         }
         match &r.emulator {
-            Some(Ok(p)) => println!(
+            Some(Ok(p)) => outln!(
                 "  emulator   {} [{}]",
                 p.display(),
                 readiness::emulator_version(p)
             ),
-            Some(Err(e)) => println!("  emulator   MISSING: {e}"),
+            Some(Err(e)) => outln!("  emulator   MISSING: {e}"),
             None if t.runner == RunnerKind::Ssh => {
                 let ssh = t
                     .ssh
                     .as_ref()
                     .map_or("?".into(), |h| format!("{}@{}:{}", h.user, h.host, h.port));
-                println!("  runner     ssh {ssh}")
+                outln!("  runner     ssh {ssh}")
             }
-            None => println!("  runner     native (this host)"),
+            None => outln!("  runner     native (this host)"),
         }
         if t.chooses_cpu() {
             let qemu = t.qemu_cpu.as_deref().unwrap_or("the emulator's default");
-            println!(
+            outln!(
                 "  cpu        {qemu}; built with {}",
                 t.codegen_flags().join(" ")
             );
@@ -110,12 +110,12 @@ fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> b
             .collect();
         pkgs.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
         let missing = crate::packages::missing(&pkgs);
-        println!("\nmissing Debian packages: {}", missing.join(" "));
-        println!(
+        outln!("\nmissing Debian packages: {}", missing.join(" "));
+        outln!(
             "install with: apt-get install -y --no-install-recommends {}",
             missing.join(" ")
         );
-        println!("(`cargo xtask matrix` and `cargo xtask test` install them themselves when run as root or with passwordless sudo)");
+        outln!("(`cargo xtask matrix` and `cargo xtask test` install them themselves when run as root or with passwordless sudo)");
     }
     ready
 }

@@ -13,6 +13,7 @@ use std::path::Path;
 pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     // Every option is checked before anything is installed or built.
     args.gate.options().check()?;
+    args.gate.outputs(|p| resolve(root, p))?;
     let config = config::load(&resolve(root, &args.selection.config))?;
     let selected = select::targets(&config, args.selection.targets.as_deref())?;
     let suites = select::suites(args.suites.as_deref())?;
@@ -27,7 +28,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     };
     let prepared = matrix::prepare(root, &opts)?;
     for old in prepared.removed_worktrees() {
-        eprintln!("removed the old --against worktree {}", old.display());
+        errln!("removed the old --against worktree {}", old.display());
     }
     if !args.no_install {
         let need = toolchain::rust_version(&root.join("Cargo.toml"));
@@ -37,11 +38,11 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     let matrix::Outcome { run, dir, base } = matrix::run(
         root, &config, &selected, &suites, &opts, &prepared, &observer,
     )?;
-    print!("{}", table::timings(&run));
-    print!("{}", table::lock_crates(&run));
-    println!("\n{}", table::status(&run));
-    println!("{}", table::summary(&run));
-    println!("results: {}", dir.join("run.json").display());
+    out!("{}", table::timings(&run));
+    out!("{}", table::lock_crates(&run));
+    outln!("\n{}", table::status(&run));
+    outln!("{}", table::summary(&run));
+    outln!("results: {}", dir.join("run.json").display());
     if let Some(why) = nothing_ran(&run) {
         bail!("nothing ran: {why}");
     }
@@ -51,7 +52,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         .all(|t| !matches!(t.status, Status::Failed(_)));
     let gate_ok = gate_run(root, &run, &dir, base.as_ref(), &args.gate)?;
     if args.no_gate && !gate_ok {
-        println!("--no-gate: the comparison above does not change the exit status");
+        outln!("--no-gate: the comparison above does not change the exit status");
     }
     Ok(targets_ok && (args.no_gate || gate_ok))
 }

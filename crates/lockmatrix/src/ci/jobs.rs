@@ -81,7 +81,7 @@ pub fn yaml_scalar(s: &str) -> String {
 
 fn runs_on(config: &Config, t: &Target) -> Result<Vec<String>> {
     if !t.labels.is_empty() {
-        return Ok(t.labels.clone());
+        return Ok(t.labels.iter().map(|l| l.to_string()).collect());
     }
     if t.runner != RunnerKind::Native {
         return Ok(vec![HOSTED.to_string()]);
@@ -125,9 +125,9 @@ fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
     let suite_secs = suites * config.timeout_secs(t);
     Ok(Job {
         id: format!("target-{}", t.name.replace('.', "_")),
-        target: t.name.clone(),
-        class: t.class.clone(),
-        triple: t.triple.clone(),
+        target: t.name.to_string(),
+        class: t.class.to_string(),
+        triple: t.triple.to_string(),
         runner: t.runner.name(),
         runs_on,
         container,
@@ -174,6 +174,6 @@ pub fn disabled(config: &Config) -> Vec<String> {
         .targets
         .iter()
         .filter(|t| !t.enabled)
-        .map(|t| t.name.clone())
+        .map(|t| t.name.to_string())
         .collect()
 }

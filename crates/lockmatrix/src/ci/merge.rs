@@ -87,7 +87,7 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
                     dir.display()
                 );
             }
-            seen.push((t.name.clone(), dir.to_path_buf()));
+            seen.push((t.name.to_string(), dir.to_path_buf()));
         }
         merged.host.lockmatrix_dirty |= run.host.lockmatrix_dirty;
         if run.started < merged.started {
@@ -110,43 +110,115 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
     merged
         .command
         .extend(["--out".into(), out.display().to_string()]);
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    // Every entry of every input is checked before anything is written: a
+    // refused entry leaves no partial output behind.
+    let mut files = Vec::new();
     for (dir, _) in &runs {
-        copy_tree(dir, out, true)?;
+        plan_copy(dir, out, true, &mut files)?;
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    for (src, dst) in &files {
+        if let Some(other) = seen.insert(dst, src) {
+            bail!(
+                "{} and {} would both be {}: merge runs of different targets",
+                other.display(),
+                src.display(),
+                dst.display()
+            );
+        }
+    }
+    let created = !out.exists();
+    let written = write_merged(out, &files, &runs, &merged);
+    if written.is_err() && created {
+        let _ = std::fs::remove_dir_all(out);
+    }
+    written
+}
+
+fn write_merged(
+    out: &Path,
+    files: &[(PathBuf, PathBuf)],
+    runs: &[(&PathBuf, Run)],
+    merged: &Run,
+) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    for (src, dst) in files {
+        copy_file(src, dst)?;
     }
     if merged.against.is_some() {
         let bases: Vec<PathBuf> = runs.iter().map(|(d, _)| d.join("base")).collect();
         merge_runs(&bases, &out.join("base"))?;
     }
-    results::write(out, &merged)
+    results::write(out, merged)
 }
 
-/// Copies everything under `from` into `to` except the top-level
-/// `run.json` (and a half-written one), and `base/` (merged on its own); a file that already exists
-/// in `to` is an error, never overwritten.
-fn copy_tree(from: &Path, to: &Path, top: bool) -> Result<()> {
+/// The largest file a run directory holds honestly: a suite binary or a
+/// suite's output (see [`crate::file::OUTPUT_LIMIT`]).
+const FILE_LIMIT: u64 = 256 << 20;
+
+/// Lists every file under `from` to copy into `to`, except the top-level
+/// `run.json` (and a half-written one) and `base/` (merged on its own).
+/// Only directories and regular files are taken: a symbolic link, a FIFO,
+/// a device or a socket in an artifact is refused, naming it, so a merged
+/// output holds only files that were inside its inputs.
+fn plan_copy(from: &Path, to: &Path, top: bool, out: &mut Vec<(PathBuf, PathBuf)>) -> Result<()> {
     let entries = std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))?;
+    let mut entries: Vec<_> = entries
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("reading {}", from.display()))?;
+    entries.sort_by_key(|e| e.file_name());
     for entry in entries {
-        let entry = entry.with_context(|| format!("reading {}", from.display()))?;
         let name = entry.file_name();
         let partial = name.to_string_lossy().starts_with(".run.json.tmp-");
         if top && (name == "run.json" || partial || name == "base") {
             continue;
         }
         let (src, dst) = (entry.path(), to.join(&name));
-        if entry.file_type()?.is_dir() {
-            std::fs::create_dir_all(&dst).with_context(|| format!("creating {}", dst.display()))?;
-            copy_tree(&src, &dst, false)?;
-        } else if dst.exists() {
-            bail!(
-                "{} and another run both have {}: merge runs of different targets",
-                src.display(),
-                dst.display()
-            );
+        let kind = entry
+            .file_type()
+            .with_context(|| format!("reading {}", src.display()))?;
+        if kind.is_dir() {
+            plan_copy(&src, &dst, false, out)?;
+        } else if kind.is_file() {
+            if dst.symlink_metadata().is_ok() {
+                bail!(
+                    "{}: already exists: merge into a new directory",
+                    dst.display()
+                );
+            }
+            out.push((src, dst));
         } else {
-            std::fs::copy(&src, &dst)
-                .with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
+            bail!(
+                "{}: is {}: refused (a run directory holds only directories and regular files)",
+                src.display(),
+                crate::file::kind_of(kind)
+            );
         }
+    }
+    Ok(())
+}
+
+/// Copies one regular file, opened without following a link and never
+/// writing through one at the destination.
+fn copy_file(src: &Path, dst: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut from = crate::file::open_regular(src)?.take(FILE_LIMIT + 1);
+    if let Some(dir) = dst.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut to = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dst)
+        .with_context(|| format!("creating {}", dst.display()))?;
+    let n = std::io::copy(&mut from, &mut to)
+        .with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
+    if n > FILE_LIMIT {
+        bail!(
+            "{}: larger than {} MiB: refused",
+            src.display(),
+            FILE_LIMIT >> 20
+        );
     }
     Ok(())
 }

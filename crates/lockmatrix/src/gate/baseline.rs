@@ -36,6 +36,7 @@
 
 use super::cells::{CellKey, RunCell, Summary};
 use crate::config::RunnerKind;
+use crate::name::Name;
 use crate::protocol::Better;
 use crate::results::{Run, TargetResult};
 use anyhow::{bail, Context, Result};
@@ -95,7 +96,7 @@ impl Testbed {
                 .clone()
                 .unwrap_or_else(|| run.host.cpu_model.clone()),
             compiler_version: target.toolchain.as_ref().map(|t| t.version.clone()),
-            triple: Some(target.triple.clone()),
+            triple: Some(target.triple.to_string()),
             counter_version: target
                 .counter
                 .as_ref()
@@ -177,10 +178,11 @@ impl Testbed {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BaselineCell {
-    pub bench: String,
+    pub bench: Name,
+    #[serde(deserialize_with = "crate::protocol::checked_case")]
     pub case: Map<String, Value>,
-    pub metric: String,
-    pub unit: String,
+    pub metric: Name,
+    pub unit: Name,
     pub better: Better,
     pub samples: Vec<Option<f64>>,
     pub summary: Summary,
@@ -208,8 +210,8 @@ impl BaselineCell {
 #[serde(deny_unknown_fields)]
 pub struct Baseline {
     pub format: u32,
-    pub target: String,
-    pub suite: String,
+    pub target: Name,
+    pub suite: Name,
     pub testbed: Testbed,
     /// The lockmatrix commit the samples were measured at.
     pub commit: String,
@@ -218,23 +220,59 @@ pub struct Baseline {
     pub cells: Vec<BaselineCell>,
 }
 
-/// `<baselines>/<target>/<suite>.json`.
-pub fn path(baselines: &Path, target: &str, suite: &str) -> PathBuf {
+/// `<baselines>/<target>/<suite>.json`. Target and suite are [`Name`]s, so
+/// the path stays inside `baselines`; [`inside`] checks what is on disk.
+pub fn path(baselines: &Path, target: &Name, suite: &Name) -> PathBuf {
     baselines.join(target).join(format!("{suite}.json"))
 }
 
+/// Checks that `path` ([`path`]'s) is inside `baselines` on disk too: its
+/// target directory, where it exists, is a directory and not a symbolic
+/// link (to somewhere else), and the file, where it exists, is a regular
+/// file. A checkout or artifact that plants a link is refused, never
+/// read or written through.
+pub fn inside(baselines: &Path, path: &Path) -> Result<()> {
+    let dir = path.parent().context("a baseline path has a directory")?;
+    if dir.parent() != Some(baselines) {
+        bail!(
+            "{}: not a file of {} (baselines/<target>/<suite>.json)",
+            path.display(),
+            baselines.display()
+        );
+    }
+    for p in [dir, path] {
+        match p.symlink_metadata() {
+            Ok(m) if p == dir && m.is_dir() => {}
+            Ok(m) if p == path && m.is_file() => {}
+            Ok(m) => {
+                bail!(
+                "{}: is {}, expected {}: refused (baselines are only read and written in place)",
+                p.display(),
+                crate::file::kind_of(m.file_type()),
+                if p == dir { "a directory" } else { "a regular file" }
+            )
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
 /// Reads a baseline file: `Ok(None)` when there is none. Any other problem
-/// (unreadable, not JSON, another format, duplicate cells, the wrong target
-/// or suite) is an error naming the file. Never modifies the file.
-pub fn read(path: &Path, target: &str, suite: &str) -> Result<Option<Baseline>> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("{}: cannot read", path.display())),
+/// (unreadable, not a regular file, too large, not JSON, another format,
+/// duplicate cells, the wrong target or suite) is an error naming the
+/// file. Never modifies the file.
+pub fn read(baselines: &Path, target: &Name, suite: &Name) -> Result<Option<Baseline>> {
+    let path = path(baselines, target, suite);
+    let path = path.as_path();
+    inside(baselines, path)?;
+    let text = match crate::file::read_text(path, crate::file::BASELINE_LIMIT) {
+        Ok(text) => text,
+        Err(crate::file::FileError::Missing { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
     };
-    std::str::from_utf8(&bytes)
-        .context("not UTF-8 text")
-        .and_then(|text| parse(text, target, suite))
+    text.context("not UTF-8 text")
+        .and_then(|text| parse(&text, target, suite))
         .map(Some)
         .with_context(|| {
             format!(
@@ -361,30 +399,69 @@ fn j<T: Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).expect("baseline fields serialize")
 }
 
-/// The prefix of the temporary files [`write_all`] stages next to each
-/// baseline (`.atomic.json.tmp-<pid>`).
-const TMP_MARK: &str = ".json.tmp-";
-
 /// Removes the temporary files an interrupted [`write_all`] left under
-/// `baselines/<target>/`; returns their paths.
+/// `baselines/<target>/` (`.atomic.json.tmp-<pid>`) by a process that is
+/// gone; a live process's are its update in progress. Returns their paths.
 pub fn remove_stale_temps(baselines: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     for dir in std::fs::read_dir(baselines).into_iter().flatten().flatten() {
+        if !dir.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
         for f in std::fs::read_dir(dir.path())
             .into_iter()
             .flatten()
             .flatten()
         {
             let name = f.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.')
-                && name.contains(TMP_MARK)
-                && std::fs::remove_file(f.path()).is_ok()
-            {
+            let stale =
+                crate::file::staged_by(&name).is_some_and(|pid| !crate::file::process_alive(pid));
+            if stale && std::fs::remove_file(f.path()).is_ok() {
                 removed.push(f.path());
             }
         }
     }
     removed
+}
+
+/// One `baseline update` at a time per baselines directory, across
+/// processes: an exclusive advisory lock on the directory itself, held
+/// until dropped. A second update gets [`Busy`] at once, not a wait.
+pub struct UpdateLock(#[allow(dead_code)] std::fs::File);
+
+/// Another process holds the [`UpdateLock`].
+#[derive(Debug)]
+pub struct Busy(pub PathBuf);
+
+impl std::fmt::Display for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: another `baseline update` is writing these baselines; run this one when it has finished",
+            self.0.display()
+        )
+    }
+}
+
+impl std::error::Error for Busy {}
+
+impl UpdateLock {
+    pub fn take(baselines: &Path) -> Result<UpdateLock> {
+        use std::os::fd::AsRawFd;
+        std::fs::create_dir_all(baselines)
+            .with_context(|| format!("creating {}", baselines.display()))?;
+        let dir = std::fs::File::open(baselines)
+            .with_context(|| format!("{}: cannot open", baselines.display()))?;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Err(Busy(baselines.to_path_buf()).into());
+            }
+            bail!("{}: cannot lock: {e}", baselines.display());
+        }
+        Ok(UpdateLock(dir))
+    }
 }
 
 /// Blocks the signals a user or CI sends to stop a command (INT, TERM,
@@ -465,7 +542,7 @@ fn stage(path: &Path, text: &str) -> Result<PathBuf> {
         .parent()
         .with_context(|| format!("{}: no parent directory", path.display()))?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    crate::file::stage(path, text)
+    Ok(crate::file::stage(path, text)?)
 }
 
 #[cfg(test)]

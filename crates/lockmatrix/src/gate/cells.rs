@@ -1,6 +1,7 @@
 //! A suite run's cells: the per-round values of one `(bench, case, metric)`,
 //! keyed the same way in a run and in a baseline file.
 
+use crate::name::Name;
 use crate::protocol::{Better, Sample};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -10,18 +11,18 @@ use std::collections::BTreeMap;
 /// by bench, canonical case, metric.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CellKey {
-    pub bench: String,
+    pub bench: Name,
     /// [`canonical_case`] of the case.
     pub case: String,
-    pub metric: String,
+    pub metric: Name,
 }
 
 impl CellKey {
-    pub fn new(bench: &str, case: &Map<String, Value>, metric: &str) -> CellKey {
+    pub fn new(bench: &Name, case: &Map<String, Value>, metric: &Name) -> CellKey {
         CellKey {
-            bench: bench.to_string(),
+            bench: bench.clone(),
             case: canonical_case(case),
-            metric: metric.to_string(),
+            metric: metric.clone(),
         }
     }
 }
@@ -31,7 +32,7 @@ impl CellKey {
 pub struct RunCell {
     pub key: CellKey,
     pub case: Map<String, Value>,
-    pub unit: String,
+    pub unit: Name,
     pub better: Better,
     /// In its suite's timing family (any round's sample says so).
     pub gating: bool,

@@ -30,6 +30,7 @@ use super::baseline::{self, Baseline, Testbed};
 use super::cells::{self, CellKey, RunCell, Summary};
 use super::GateOptions;
 use crate::config::RunnerKind;
+use crate::name::Name;
 use crate::protocol::{case_label, Better};
 use crate::results::{Failure, Run, Status, SuiteRun, TargetResult};
 use anyhow::Result;
@@ -112,12 +113,12 @@ pub struct Effect {
 /// One cell's comparison and verdict.
 #[derive(Debug, Clone, Serialize)]
 pub struct CellReport {
-    pub target: String,
-    pub suite: String,
-    pub bench: String,
+    pub target: Name,
+    pub suite: Name,
+    pub bench: Name,
     pub case: Map<String, Value>,
-    pub metric: String,
-    pub unit: String,
+    pub metric: Name,
+    pub unit: Name,
     pub better: Better,
     /// In its suite's timing family.
     pub gating: bool,
@@ -154,11 +155,11 @@ impl CellReport {
 /// A failed correctness check: always fails the gate.
 #[derive(Debug, Clone, Serialize)]
 pub struct FailedCheck {
-    pub target: String,
-    pub suite: String,
-    pub bench: String,
+    pub target: Name,
+    pub suite: Name,
+    pub bench: Name,
     pub case: Map<String, Value>,
-    pub name: String,
+    pub name: Name,
     pub details: Value,
 }
 
@@ -166,8 +167,8 @@ pub struct FailedCheck {
 /// one of its suites.
 #[derive(Debug, Clone, Serialize)]
 pub struct Item {
-    pub target: String,
-    pub suite: Option<String>,
+    pub target: Name,
+    pub suite: Option<Name>,
     pub what: String,
 }
 
@@ -175,7 +176,7 @@ impl Item {
     pub fn place(&self) -> String {
         match &self.suite {
             Some(s) => format!("{}/{s}", self.target),
-            None => self.target.clone(),
+            None => self.target.to_string(),
         }
     }
 }
@@ -183,10 +184,10 @@ impl Item {
 /// What a run is compared with.
 pub enum Reference<'a> {
     /// The committed baselines: per `(target, suite)` of the run, the file's
-    /// content (`None`: no file), or why it could not be read.
+    /// content (`None`: no file).
     Stored {
         dir: String,
-        files: BTreeMap<(String, String), Result<Option<Baseline>, String>>,
+        files: BTreeMap<(Name, Name), Option<Baseline>>,
     },
     /// The base revision's run, made in the same session with its rounds
     /// interleaved with the head's (`--against`): round `i` of a cell on
@@ -197,7 +198,7 @@ pub enum Reference<'a> {
 impl Reference<'_> {
     /// Reads the baselines of every `(target, suite)` of `run` from `dir`
     /// (`baselines/<target>/<suite>.json`). A file that cannot be read is
-    /// kept as its error, for the report; nothing is ever written.
+    /// an error naming it (bad input); nothing is ever written.
     pub fn stored(run: &Run, dir: &Path) -> Result<Reference<'static>> {
         if dir.exists() && !dir.is_dir() {
             anyhow::bail!(
@@ -208,8 +209,8 @@ impl Reference<'_> {
         let mut files = BTreeMap::new();
         for t in &run.targets {
             for s in &t.suites {
-                let path = baseline::path(dir, &t.name, &s.suite);
-                let read = baseline::read(&path, &t.name, &s.suite).map_err(|e| format!("{e:#}"));
+                // A corrupt baseline is bad input: nothing is compared.
+                let read = baseline::read(dir, &t.name, &s.suite)?;
                 files.insert((t.name.clone(), s.suite.clone()), read);
             }
         }
@@ -232,7 +233,7 @@ impl Reference<'_> {
 }
 
 fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(12)]
+    crate::escape::prefix(commit, 12)
 }
 
 /// Whether the run's timing family could fail the gate at all.
@@ -331,7 +332,7 @@ struct SuiteReference {
 /// One reference cell: its values (in round order) and how to show it.
 struct RefCell {
     case: Map<String, Value>,
-    unit: String,
+    unit: Name,
     better: Better,
     samples: Vec<Option<f64>>,
 }
@@ -404,12 +405,39 @@ fn reference_of(
             let cells = bs
                 .map(|b| collect(cells::collect(&b.samples)))
                 .unwrap_or_default();
-            if bs.is_none() {
-                report.notes.push(item(
+            let rev = short(&base.host.lockmatrix_commit);
+            // A base that broke compares nothing: never a pass with every
+            // cell "new".
+            match (bt.map(|b| &b.status), bs) {
+                (Some(Status::Failed(why)), None) => report.problems.push(item(
                     t,
                     Some(s),
-                    "the base revision did not run it: every cell is new".into(),
-                ));
+                    format!("the base revision {rev} failed: {why}; nothing was compared"),
+                )),
+                (_, Some(b)) if matches!(b.status, Status::Failed(_)) => {
+                    report.problems.push(item(
+                        t,
+                        Some(s),
+                        format!(
+                            "the base revision {rev} failed: {}; its cells are not a reference",
+                            b.status.label()
+                        ),
+                    ));
+                    return None;
+                }
+                (None | Some(Status::Pending | Status::NotRun(_)), None) => {
+                    report.problems.push(item(
+                        t,
+                        Some(s),
+                        format!("the base revision {rev} did not run it; nothing was compared"),
+                    ))
+                }
+                (_, None) => report.notes.push(item(
+                    t,
+                    Some(s),
+                    format!("the base revision {rev} has no such suite: every cell is new"),
+                )),
+                _ => {}
             }
             Some(SuiteReference {
                 cells,
@@ -417,41 +445,30 @@ fn reference_of(
                 paired: true,
             })
         }
-        Reference::Stored { files, .. } => {
-            let n = cells::collect(&s.samples).len();
-            match files.get(&(t.name.clone(), s.suite.clone())) {
-                Some(Err(e)) => {
-                    report.problems.push(item(
-                        t,
-                        Some(s),
-                        format!("{e}; its {n} cells were not compared"),
-                    ));
-                    None
-                }
-                Some(Ok(Some(b))) => Some(SuiteReference {
-                    cells: b
-                        .cells
-                        .iter()
-                        .map(|c| {
-                            let r = RefCell {
-                                case: c.case.clone(),
-                                unit: c.unit.clone(),
-                                better: c.better,
-                                samples: c.samples.clone(),
-                            };
-                            (c.key(), r)
-                        })
-                        .collect(),
-                    testbed: Some(b.testbed.clone()),
-                    paired: false,
-                }),
-                _ => Some(SuiteReference {
-                    cells: BTreeMap::new(),
-                    testbed: None,
-                    paired: false,
-                }),
-            }
-        }
+        Reference::Stored { files, .. } => match files.get(&(t.name.clone(), s.suite.clone())) {
+            Some(Some(b)) => Some(SuiteReference {
+                cells: b
+                    .cells
+                    .iter()
+                    .map(|c| {
+                        let r = RefCell {
+                            case: c.case.clone(),
+                            unit: c.unit.clone(),
+                            better: c.better,
+                            samples: c.samples.clone(),
+                        };
+                        (c.key(), r)
+                    })
+                    .collect(),
+                testbed: Some(b.testbed.clone()),
+                paired: false,
+            }),
+            _ => Some(SuiteReference {
+                cells: BTreeMap::new(),
+                testbed: None,
+                paired: false,
+            }),
+        },
     }
 }
 
@@ -468,6 +485,11 @@ fn item(t: &TargetResult, suite: Option<&SuiteRun>, what: String) -> Item {
 fn target_status(t: &TargetResult, report: &mut GateReport) {
     match &t.status {
         Status::Ok => {}
+        Status::Pending => {
+            report
+                .problems
+                .push(item(t, None, "not finished: the run was cut short".into()))
+        }
         Status::NotRun(why) => report.notes.push(item(t, None, format!("not run: {why}"))),
         Status::Failed(why) => {
             if !t
@@ -505,6 +527,9 @@ fn suite(
     }
     match &s.status {
         Status::Ok => {}
+        Status::Pending => report
+            .problems
+            .push(item(t, Some(s), "not finished".into())),
         // The failed checks are listed on their own.
         Status::Failed(Failure::Check { .. }) if !failed.is_empty() => {}
         Status::Failed(why) => report

@@ -250,7 +250,7 @@ impl GateReport {
             self.options.alpha,
             self.family,
             self.options.fdr_q,
-            md(&self.timing.line())
+            self.timing.line()
         ));
         let mut counts = String::from("| | cells |\n|---|---:|\n");
         let _ = writeln!(counts, "| failed checks | {} |", self.failed_checks.len());
@@ -315,7 +315,7 @@ impl GateReport {
                 b.section(
                     &format!(
                         "<details><summary>{title}</summary>\n\n{}\n\n{table_head}",
-                        md(&why)
+                        why
                     ),
                     rows,
                     "\n</details>\n\n",
@@ -327,7 +327,7 @@ impl GateReport {
                 continue;
             }
             b.section(
-                &format!("<details><summary>{title}</summary>\n\n{}\n\n", md(&why)),
+                &format!("<details><summary>{title}</summary>\n\n{why}\n\n"),
                 lines.into_iter().map(|l| format!("- {}\n", md(&l))),
                 "\n</details>\n\n",
             );
@@ -435,9 +435,9 @@ pub(crate) fn row(c: &CellReport) -> Vec<String> {
     };
     vec![
         format!("{}/{}", c.target, c.suite),
-        c.bench.clone(),
+        c.bench.to_string(),
         c.case_label(),
-        c.metric.clone(),
+        c.metric.to_string(),
         format!(
             "{} -> {} {}",
             median(c.base.as_ref().and_then(|b| b.median)),
@@ -519,13 +519,10 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
-/// Escapes text for a Markdown table cell or list item: no column breaks,
-/// no HTML tags, one line.
+/// Data in Markdown: a code span ([`crate::escape::markdown`]). The
+/// report's own words and numbers go in as they are.
 fn md(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace(['\n', '\r'], " ")
+    crate::escape::markdown(s)
 }
 
 /// Markdown cut to a byte budget: once something does not fit, nothing more
@@ -607,7 +604,7 @@ mod tests {
         assert_eq!(pval(0.5), "0.500");
         assert_eq!(pct(0.05), "5%");
         assert_eq!(bound(f64::INFINITY), "inf");
-        assert_eq!(md("a|b<c>\nd"), "a\\|b&lt;c> d");
+        assert_eq!(md("a|b<c>\nd"), "`a\\|b<c> d`");
     }
 
     #[test]

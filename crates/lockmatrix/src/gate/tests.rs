@@ -122,7 +122,7 @@ pub(super) fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetR
     };
     TargetResult {
         name: name.into(),
-        triple: format!("{name}-unknown-linux-gnu"),
+        triple: crate::name::known(&format!("{name}-unknown-linux-gnu")),
         class: name.into(),
         runner: match runner {
             "qemu" => RunnerKind::Qemu,
@@ -395,18 +395,12 @@ fn gate_a_corrupt_baseline_is_a_named_error_and_is_never_modified() {
     let garbage = b"{\"format\": 1, \"target\": \"x86_64\", oops\n\xff";
     std::fs::write(&path, garbage).unwrap();
 
-    let report = stored(&r, &dir);
-    assert!(report.failed());
-    assert_eq!(report.problems.len(), 1);
-    let what = &report.problems[0].what;
+    // Bad input: nothing is compared, and the error names the file.
+    let what = format!("{:#}", Reference::stored(&r, &dir).err().unwrap());
     assert!(
-        what.contains(&path.display().to_string()) && what.contains("corrupt baseline"),
+        what.starts_with(&format!("{}: corrupt baseline", path.display())),
         "{what}"
     );
-    assert!(report.terminal().contains(&format!(
-        "PROBLEMS (1)\n  x86_64/atomic: {}",
-        path.display()
-    )));
 
     let err = update_baselines(&r, &dir, None, None, "c").unwrap_err();
     let msg = format!("{err:#}");
@@ -993,7 +987,7 @@ fn gate_any_numbers_on_either_side_end_quickly_and_never_panic() {
                 let key = (t.name.clone(), t.suites[0].suite.clone());
                 let stored = Reference::Stored {
                     dir: "mem".into(),
-                    files: [(key, Ok(Some(file)))].into_iter().collect(),
+                    files: [(key, Some(file))].into_iter().collect(),
                 };
                 let _ = evaluate(&head, &stored, &opts).map(|r| (r.markdown(64_000), r.json()));
                 let _ = tx.send(());

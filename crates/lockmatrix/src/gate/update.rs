@@ -4,7 +4,8 @@
 //! passed, and every existing baseline file it would replace must be
 //! readable, before any file is written; then every file is staged and
 //! renamed into place together ([`baseline::write_all`]). A file whose
-//! content would not change is left as it is.
+//! content would not change is left as it is. One update at a time per
+//! baselines directory ([`baseline::UpdateLock`]); a second one is refused.
 
 use super::baseline::{self, Baseline, BaselineCell, Testbed, FORMAT};
 use super::cells::{self, CellKey};
@@ -87,11 +88,14 @@ pub fn update_baselines(
     if refusals.is_empty() && selected.is_empty() {
         bail!("nothing to record: the selection holds no suite runs");
     }
+    // Held until every file is renamed into place: a second update would
+    // otherwise interleave its renames with these.
+    let _lock = baseline::UpdateLock::take(baselines)?;
     // Every existing file must be readable before anything is written.
     let mut plans = Vec::new();
     for (t, s) in &selected {
         let path = baseline::path(baselines, &t.name, &s.suite);
-        match baseline::read(&path, &t.name, &s.suite) {
+        match baseline::read(baselines, &t.name, &s.suite) {
             Ok(old) => plans.push(plan(run, t, s, path, old, commit)),
             Err(e) => refusals.push(format!("refusing to overwrite {}: {e:#}", path.display())),
         }

@@ -27,6 +27,7 @@ use super::evaluate::{evaluate, CellReport, GateReport, Reference, Verdict};
 use super::render::cell_name;
 use super::GateOptions;
 use crate::config::RunnerKind;
+use crate::name::Name;
 use crate::protocol::Better;
 use crate::results::{Run, Status};
 use anyhow::{bail, Context, Result};
@@ -157,7 +158,7 @@ pub struct Validation {
     /// The run(s) measured; end to end, the first is the baseline.
     pub run_ids: Vec<String>,
     /// The targets whose cells gate.
-    pub targets: Vec<String>,
+    pub targets: Vec<Name>,
     pub options: ValidateOptions,
     /// A/A evaluations.
     pub evaluations: usize,
@@ -388,7 +389,7 @@ pub fn resample(recordings: &[Recording], opts: &ValidateOptions) -> Result<Vali
     let (parts, notes) = gating_parts(recordings)?;
     // Per (target, suite) of the first recording: the pool of recorded
     // pairs, as (recording, round), over every recording that has it.
-    let mut pools: BTreeMap<(String, String), Vec<(usize, u32)>> = BTreeMap::new();
+    let mut pools: BTreeMap<(Name, Name), Vec<(usize, u32)>> = BTreeMap::new();
     for t in &parts[0].0.targets {
         for s in &t.suites {
             let pool = pools.entry((t.name.clone(), s.suite.clone())).or_default();
@@ -570,11 +571,11 @@ fn gating_parts(recordings: &[Recording]) -> Result<(Vec<Recording>, Vec<String>
 /// A gating cell of a head run.
 #[derive(Debug, Clone)]
 struct GatingCell {
-    target: String,
-    suite: String,
-    bench: String,
+    target: Name,
+    suite: Name,
+    bench: Name,
     case: String,
-    metric: String,
+    metric: Name,
     better: Better,
     underpowered: bool,
     /// Its A/A verdict was `regression`.

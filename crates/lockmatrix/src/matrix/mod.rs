@@ -17,6 +17,7 @@ pub use plan::{rounds, AB_ROUNDS};
 use crate::build::{self, Built, Job, Tree};
 use crate::config::{Config, RunnerKind, Target};
 use crate::host;
+use crate::name;
 use crate::observe::{Event, Observer};
 use crate::readiness::{self, Readiness};
 use crate::results::{
@@ -48,6 +49,8 @@ pub struct Options {
 pub struct Prepared {
     /// With `--against`: the base revision's worktree.
     pub base: Option<worktree::Worktree>,
+    /// The cache directory, checked writable.
+    pub cache: PathBuf,
 }
 
 impl Prepared {
@@ -65,15 +68,17 @@ pub struct Outcome {
     pub base: Option<Run>,
 }
 
-/// Checks what can be checked before installing anything: the results
-/// directory takes a run, and `--against` names a revision (checked out).
+/// Checks what can be checked before installing anything: the cache and
+/// the results directory take files, and `--against` names a revision
+/// (checked out).
 pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared> {
+    let cache = crate::cache::check()?;
     results::check_writable(&opts.results_dir)?;
     let base = match &opts.against {
         Some(rev) => Some(worktree::check_out(root, rev)?),
         None => None,
     };
-    Ok(Prepared { base })
+    Ok(Prepared { base, cache })
 }
 
 /// The Debian packages the selected targets need: theirs, and Debian's
@@ -110,7 +115,7 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
         triple: t.triple.clone(),
         class: t.class.clone(),
         runner: t.runner,
-        status: Status::Ok,
+        status: Status::Pending,
         toolchain: ready.toolchain.as_ref().ok().map(|tc| ToolInfo {
             what: tc.label.clone(),
             version: tc.version(),
@@ -124,7 +129,7 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
         emulator: found(&ready.emulator),
         counter: found(&ready.counter),
         cpu: t.chooses_cpu().then(|| results::Cpu {
-            variant: t.variant.clone(),
+            variant: t.variant.as_ref().map(|v| v.to_string()),
             qemu_cpu: t.qemu_cpu.clone(),
             codegen: t.codegen_flags().join(" "),
         }),
@@ -144,6 +149,7 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
 fn set_up<'a>(
     selected: &'a [Selected],
     need: toolchain::Version,
+    cache: &Path,
 ) -> (Vec<TargetResult>, Vec<Job<'a>>, Vec<Option<usize>>) {
     let (mut targets, mut jobs, mut job_of) = (Vec::new(), Vec::<Job>::new(), Vec::new());
     for s in selected {
@@ -174,6 +180,7 @@ fn set_up<'a>(
                 target: t,
                 toolchain: ready.toolchain.clone().expect("ready"),
                 linker: ready.linker.clone().expect("ready"),
+                cache: cache.to_path_buf(),
             });
         }
         targets.push(result);
@@ -186,28 +193,11 @@ fn set_up<'a>(
 fn built_binaries<'a>(
     built: &'a Built,
     target: &mut TargetResult,
-) -> std::result::Result<&'a BTreeMap<String, PathBuf>, Failure> {
-    let build_failed = |error: &str| {
-        // `error` reads "build failed: ... (log: ...)" or a bare reason.
-        let (error, log) = match error.rsplit_once(" (log: ") {
-            Some((e, log)) => (e, Some(log.trim_end_matches(')').to_string())),
-            None => (error, None),
-        };
-        Failure::Build {
-            error: error.trim_start_matches("build failed: ").to_string(),
-            log,
-        }
-    };
-    let bins = built.binaries.as_ref().map_err(|e| build_failed(e))?;
+) -> std::result::Result<&'a BTreeMap<String, build::Binary>, Failure> {
+    let bins = built.binaries.as_ref().map_err(|e| e.failure())?;
     target.sources_sha256 = Some(built.sources.clone());
-    for (suite, path) in bins {
-        let bytes = std::fs::read(path).map_err(|e| Failure::Build {
-            error: format!("reading {}: {e}", path.display()),
-            log: None,
-        })?;
-        target
-            .binaries
-            .insert(suite.clone(), results::sha256(&bytes));
+    for (suite, b) in bins {
+        target.binaries.insert(name::known(suite), b.sha256.clone());
     }
     Ok(bins)
 }
@@ -269,7 +259,7 @@ fn run_target(site: &Site, suites: &[&str], sides: Sides, observer: &dyn Observe
                     outcome: &format!("failed: {failure}"),
                 });
                 failures.push(SuiteFailure {
-                    suite: suite.to_string(),
+                    suite: name::known(suite),
                     failure,
                 });
                 continue;
@@ -278,7 +268,7 @@ fn run_target(site: &Site, suites: &[&str], sides: Sides, observer: &dyn Observe
         if let (Some(b), Some((base_dir, base_result))) = (base_run, base.as_mut()) {
             if let Status::Failed(failure) = record(base_dir, base_result, suite, b, timeout)? {
                 base_failures.push(SuiteFailure {
-                    suite: suite.to_string(),
+                    suite: name::known(suite),
                     failure,
                 });
             }
@@ -291,19 +281,23 @@ fn run_target(site: &Site, suites: &[&str], sides: Sides, observer: &dyn Observe
         });
         if let Status::Failed(failure) = status {
             failures.push(SuiteFailure {
-                suite: suite.to_string(),
+                suite: name::known(suite),
                 failure,
             });
         }
     }
     result.run_secs.get_or_insert(0.0);
-    if !failures.is_empty() {
-        result.status = Status::Failed(Failure::Suites { suites: failures });
-    }
-    if let (Some((_, b)), false) = (base, base_failures.is_empty()) {
-        b.status = Status::Failed(Failure::Suites {
-            suites: base_failures,
-        });
+    result.status = match failures.is_empty() {
+        true => Status::Ok,
+        false => Status::Failed(Failure::Suites { suites: failures }),
+    };
+    if let Some((_, b)) = base {
+        b.status = match base_failures.is_empty() {
+            true => Status::Ok,
+            false => Status::Failed(Failure::Suites {
+                suites: base_failures,
+            }),
+        };
     }
     Ok(())
 }
@@ -387,7 +381,7 @@ pub fn run(
         suites: suites.len(),
         dir: &dir,
     });
-    let (targets, jobs, job_of) = set_up(selected, need);
+    let (targets, jobs, job_of) = set_up(selected, need, &prepared.cache);
     let mut run = Run {
         format: results::FORMAT_VERSION,
         run_id,

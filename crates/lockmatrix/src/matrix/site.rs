@@ -2,6 +2,7 @@
 //! on an ssh host, one side or both, as [`plan`](super::plan::plan) says.
 
 use super::plan::{plan, Folded, Side};
+use crate::build::Binary;
 use crate::config::Target;
 use crate::protocol;
 use crate::results::{self, Failure, Profile, Status, TargetResult};
@@ -15,8 +16,8 @@ use std::time::Duration;
 /// the ssh session, the plugin and the timeout.
 pub struct Site<'a> {
     pub target: &'a Target,
-    pub binaries: &'a BTreeMap<String, PathBuf>,
-    pub base_binaries: Option<&'a BTreeMap<String, PathBuf>>,
+    pub binaries: &'a BTreeMap<String, Binary>,
+    pub base_binaries: Option<&'a BTreeMap<String, Binary>>,
     pub remote: Option<&'a Remote>,
     pub plugin: Option<&'a Path>,
     pub timeout: Duration,
@@ -96,7 +97,7 @@ impl Site<'_> {
                     &mut base,
                 ),
             };
-            let (o, command) = self.exec(&step, &binaries[suite], suite, &mut copied)?;
+            let (o, command) = self.exec(&step, &binaries[suite].path, suite, &mut copied)?;
             let parsed = protocol::parse(&o.stdout);
             let ended_badly = o.exit != Exit::Code(0);
             Folded::add(acc, o, parsed, &step, command);
@@ -133,7 +134,13 @@ pub fn record(
     std::fs::write(out_dir.join(format!("{suite}.jsonl")), &outcome.stdout)?;
     std::fs::write(out_dir.join(format!("{suite}.stderr")), &outcome.stderr)?;
     let status = results::judge(&outcome, &parsed, timeout_secs);
-    let mut run = results::suite_run(suite, command, &outcome, parsed, status.clone());
+    let mut run = results::suite_run(
+        &crate::name::known(suite),
+        command,
+        &outcome,
+        parsed,
+        status.clone(),
+    );
     run.counted_command = counted_command;
     target.suites.push(run);
     target.run_secs = Some(target.run_secs.unwrap_or(0.0) + outcome.secs);

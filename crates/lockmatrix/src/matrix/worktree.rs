@@ -1,7 +1,6 @@
 //! The base revision of `--against`, checked out as a git worktree under
 //! the cache and reused across runs; only the newest few are kept.
 
-use crate::build;
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -33,7 +32,7 @@ pub fn check_out(root: &Path, rev: &str) -> Result<Worktree> {
         Ok(sha) => sha,
         Err(_) => bail!("--against {rev}: not a revision of this repository"),
     };
-    let all = build::cache_dir().join("worktrees");
+    let all = crate::cache::dir()?.join("worktrees");
     let path = all.join(&commit);
     if !path.join("Cargo.toml").is_file() {
         let _ = std::fs::remove_dir_all(&path);

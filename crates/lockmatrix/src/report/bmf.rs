@@ -30,6 +30,20 @@ fn measure(metric: &str, converted: bool) -> String {
     }
 }
 
+/// Whether `head`, the first bytes of a file, is a Bencher Metric Format
+/// file as [`export`] writes it (pretty JSON whose first key is a
+/// `target/suite/bench/case` benchmark): the test that lets a report
+/// replace it, made without reading the whole file.
+pub fn looks_written(head: &str) -> bool {
+    let Some(rest) = head.strip_prefix("{\n  \"") else {
+        return head.trim() == "{}";
+    };
+    let Some(end) = rest.find('"') else {
+        return false;
+    };
+    rest[..end].matches('/').count() >= 3 && rest[end..].starts_with("\": {\n    \"")
+}
+
 /// The run's every cell with at least one finite value, as BMF.
 pub fn export(run: &Run) -> Value {
     let mut out = Map::new();
@@ -172,6 +186,17 @@ mod tests {
             let err = check(&bad).unwrap_err();
             assert!(err.contains(why), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn its_own_files_are_told_from_their_first_bytes() {
+        let text =
+            serde_json::to_string_pretty(&export(&crate::report::tests::sample_run())).unwrap();
+        assert!(looks_written(&text[..text.len().min(4096)]));
+        assert!(looks_written(&text[..40]) || text.find("\": {").unwrap() > 40);
+        assert!(!looks_written("{\n  \"name\": {\n    \"x\": 1}}"));
+        assert!(!looks_written("my notes"));
+        assert!(!looks_written(""));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 use crate::config::RunnerKind;
 use crate::gate::cells;
 use crate::gate::evaluate::{GateReport, Verdict};
+use crate::name::{self, Name};
 use crate::protocol::case_label;
 use crate::report::html::svg::{esc, num, Scale, Svg};
 use crate::report::table::{median, render as columns, value_ns};
@@ -42,13 +43,13 @@ pub struct Flag {
 
 /// One gating cell across the runs.
 pub struct Trend {
-    pub target: String,
-    pub suite: String,
-    pub bench: String,
+    pub target: Name,
+    pub suite: Name,
+    pub bench: Name,
     pub case: String,
-    pub metric: String,
+    pub metric: Name,
     /// `ns` for times (ticks converted), else the cell's unit.
-    pub unit: String,
+    pub unit: Name,
     /// One entry per run, in history order: the median, and the gate's flag.
     pub values: Vec<(Option<f64>, Option<Flag>)>,
 }
@@ -100,11 +101,11 @@ pub fn build(mut runs: Vec<(PathBuf, Run, Option<GateReport>)>) -> History {
         ))
     });
     // (target, suite, bench, case, metric) -> index into trends
-    let mut index: BTreeMap<(String, String, String, String, String), usize> = BTreeMap::new();
+    let mut index: BTreeMap<(Name, Name, Name, String, Name), usize> = BTreeMap::new();
     let mut trends: Vec<Trend> = Vec::new();
     let n = runs.len();
     for (i, (_, run, gate)) in runs.iter().enumerate() {
-        let flags: BTreeMap<(String, String, String, String, String), Flag> = gate
+        let flags: BTreeMap<(Name, Name, Name, String, Name), Flag> = gate
             .iter()
             .flat_map(|g| &g.cells)
             .filter(|c| flag_of(c.verdict))
@@ -160,7 +161,11 @@ pub fn build(mut runs: Vec<(PathBuf, Run, Option<GateReport>)>) -> History {
                             bench: key.2.clone(),
                             case: key.3.clone(),
                             metric: key.4.clone(),
-                            unit: if time { "ns".into() } else { c.unit.clone() },
+                            unit: if time {
+                                name::known("ns")
+                            } else {
+                                c.unit.clone()
+                            },
                             values: vec![(None, None); n],
                         });
                         trends.len() - 1
@@ -177,14 +182,13 @@ pub fn build(mut runs: Vec<(PathBuf, Run, Option<GateReport>)>) -> History {
             against: run
                 .against
                 .as_ref()
-                .map(|a| format!("{} ({})", a.rev, &a.commit[..a.commit.len().min(10)])),
+                .map(|a| format!("{} ({})", a.rev, crate::escape::prefix(&a.commit, 10))),
             reference: gate
                 .filter(|g| g.counts_compared > 0 || g.cells.iter().any(|c| c.effect.is_some()))
                 .map(|g| g.reference),
             run_id: run.run_id,
             started: run.started,
-            commit: run.host.lockmatrix_commit[..run.host.lockmatrix_commit.len().min(10)]
-                .to_string(),
+            commit: crate::escape::prefix(&run.host.lockmatrix_commit, 10).to_string(),
         })
         .collect();
     History { runs, trends }
@@ -252,10 +256,10 @@ pub fn text(h: &History) -> String {
     for t in &shown {
         let mut row = vec![
             format!("{}/{}", t.target, t.suite),
-            t.bench.clone(),
+            t.bench.to_string(),
             t.case.clone(),
-            t.metric.clone(),
-            t.unit.clone(),
+            t.metric.to_string(),
+            t.unit.to_string(),
         ];
         for (v, f) in &t.values[first..] {
             row.push(format!("{}{}", v.map_or("-".into(), num), mark(*f)));

@@ -1,5 +1,6 @@
 //! The terminal tables printed at the end of a matrix run.
 
+use crate::name::Name;
 use crate::protocol::{case_label, Sample};
 use crate::results::{Run, Status};
 use std::collections::BTreeMap;
@@ -80,8 +81,8 @@ pub fn status(run: &Run) -> String {
     ]];
     for t in &run.targets {
         rows.push(vec![
-            t.name.clone(),
-            t.class.clone(),
+            t.name.to_string(),
+            t.class.to_string(),
             t.runner.to_string(),
             secs(t.build_secs),
             secs(t.run_secs),
@@ -126,7 +127,7 @@ fn per_target(
         .map(|t| t.name.as_str())
         .collect();
     // (bench, case, metric) -> target -> values
-    let mut cells: BTreeMap<(String, String, String), BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
+    let mut cells: BTreeMap<(Name, String, Name), BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
     for t in &run.targets {
         for s in t.suites.iter().filter(|s| s.suite == suite) {
             let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
@@ -156,7 +157,7 @@ fn per_target(
         .chain(columns.iter().map(|c| c.to_string()));
     let mut rows = vec![header.collect::<Vec<_>>()];
     for ((bench, case, metric), mut per_target) in cells {
-        let mut row = vec![bench, case, metric];
+        let mut row = vec![bench.to_string(), case, metric.to_string()];
         for c in &columns {
             row.push(
                 per_target
@@ -249,12 +250,17 @@ pub fn summary(run: &Run) -> String {
         .flat_map(|s| &s.checks)
         .filter(|c| !c.ok)
         .count();
-    format!(
+    let line = format!(
         "{} ok, {} failed, {} not run; {checks} checks, {failed} failed",
         count(|s| matches!(s, Status::Ok)),
         count(|s| matches!(s, Status::Failed(_))),
         count(|s| matches!(s, Status::NotRun(_)))
-    )
+    );
+    let pending = count(|s| matches!(s, Status::Pending));
+    match run.complete() {
+        true => line,
+        false => format!("incomplete: {pending} not finished; {line}"),
+    }
 }
 
 #[cfg(test)]

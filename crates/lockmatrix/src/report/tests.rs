@@ -183,3 +183,138 @@ pub fn run_with(scale: f64, insns: f64) -> Run {
 pub fn sample_run() -> Run {
     run_with(1.0, 21.0)
 }
+
+/// What a stranger's CI artifact can put in every free-text field of a run:
+/// markup, an attribute breakout, a mention, links, an image, an emoji, a
+/// backtick fence, a table-cell break and terminal control sequences.
+pub const HOSTILE: &str = "<img src=x onerror=alert(1)>\" onmouseover=\"alert(2)' @org/team [x](http://evil.example) ![i](http://evil.example/i.png) :tada: ```x``` | \u{1b}]8;;http://evil\u{7}\u{1b}[2J";
+
+/// `run` with every free-text string (not a name, a state or a number)
+/// replaced by [`HOSTILE`], and a failed check and failed suite whose
+/// words are hostile too; it still reads as a run.
+pub fn hostile(run: &Run) -> Run {
+    // Keys whose values are names or enumerations, checked as they are read.
+    const NAMED: &[&str] = &[
+        "name",
+        "triple",
+        "class",
+        "suite",
+        "bench",
+        "metric",
+        "unit",
+        "state",
+        "runner",
+        "better",
+        "profile",
+        "kind",
+        "arch",
+        "timer_unit",
+        "endian",
+    ];
+    fn walk(v: &mut Value, key: &str) {
+        match v {
+            Value::String(s) if !NAMED.contains(&key) => *s = HOSTILE.to_string(),
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, key)),
+            Value::Object(m) if key != "case" && key != "binaries" => {
+                m.iter_mut().for_each(|(k, x)| walk(x, k))
+            }
+            _ => {}
+        }
+    }
+    let mut v = serde_json::to_value(run).unwrap();
+    walk(&mut v, "");
+    let t = &mut v["targets"][0];
+    t["suites"][1]["checks"] = json!([{"suite": "spinlock", "bench": "lock_unlock",
+        "case": {"lock": "ticket", "threads": 2}, "name": "mutual_exclusion", "ok": false,
+        "details": {"seen": HOSTILE}}]);
+    t["suites"][1]["stderr_tail"] = json!([HOSTILE]);
+    t["suites"][2]["status"] = json!({"state": "failed", "reason": HOSTILE,
+        "failure": {"kind": "exit", "code": 3, "stderr": HOSTILE}});
+    v["lock_crates"] = json!({"parking_lot": HOSTILE});
+    serde_json::from_value(v).expect("a hostile run is still a run")
+}
+
+/// Removes the code spans of CommonMark text (a run of n backticks up to
+/// the next run of exactly n), leaving what GitHub would render as markup.
+fn outside_code_spans(md: &str) -> String {
+    let b = md.as_bytes();
+    let (mut out, mut i) = (String::new(), 0);
+    while i < b.len() {
+        if b[i] != b'`' {
+            let next = md[i..].find('`').map_or(md.len(), |j| i + j);
+            out.push_str(&md[i..next]);
+            i = next;
+            continue;
+        }
+        let n = b[i..].iter().take_while(|c| **c == b'`').count();
+        let mut j = i + n;
+        let close = loop {
+            let Some(k) = md[j..].find('`') else {
+                break None;
+            };
+            let at = j + k;
+            let m = b[at..].iter().take_while(|c| **c == b'`').count();
+            if m == n {
+                break Some(at);
+            }
+            j = at + m;
+        };
+        match close {
+            Some(at) => i = at + n,
+            None => {
+                out.push_str(&md[i..i + n]);
+                i += n;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_output_shows_hostile_text_as_text() {
+    use crate::gate::{evaluate, GateOptions, Reference};
+    let base = hostile(&sample_run());
+    let head = hostile(&run_with(1.3, 25.0));
+    let gate = evaluate(&head, &Reference::Base(&base), &GateOptions::default()).unwrap();
+    assert!(gate.failed(), "the hostile check and suite fail the gate");
+
+    let page = crate::report::html::render(&head, Some(&gate));
+    let history = crate::report::history::html(&crate::report::history::build(vec![
+        ("a".into(), base.clone(), None),
+        ("b".into(), head.clone(), Some(gate.clone())),
+    ]));
+    for (what, html) in [("report", &page), ("history", &history)] {
+        // The payload reached the page, as text.
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+            "{what}"
+        );
+        for live in ["<img", "onmouseover=\"", "onmouseover='", "\u{1b}", "\u{7}"] {
+            assert!(!html.contains(live), "{what} carries live {live:?}");
+        }
+    }
+
+    for md in [gate.markdown(64_000), gate.markdown(1 << 20)] {
+        assert!(md.contains("@org/team"), "the payload reached the Markdown");
+        let rendered = outside_code_spans(&md);
+        for live in [
+            "@org",
+            "](http",
+            "![",
+            "<img",
+            ":tada:",
+            "\u{1b}",
+            "onmouseover",
+        ] {
+            assert!(!rendered.contains(live), "Markdown carries live {live:?}");
+        }
+        // A `|` in data never breaks a table row: every row keeps its columns.
+        for row in md
+            .lines()
+            .filter(|l| l.starts_with("| ") && l.contains("ticket"))
+        {
+            let cells = row.replace("\\|", "").matches('|').count();
+            assert!((2..=12).contains(&cells), "{row}");
+        }
+    }
+}

@@ -4,6 +4,7 @@
 
 use crate::config::RunnerKind;
 use crate::host::Host;
+use crate::name::Name;
 use crate::protocol::{Check, Env, Parsed, Sample};
 use crate::runner::{Exit, Outcome};
 use anyhow::bail;
@@ -17,9 +18,11 @@ use std::path::{Path, PathBuf};
 /// `counter` and each suite's `counted_command` (instruction counts of
 /// native and ssh targets), and the run's `against`. Version 3 added each
 /// failed status's typed `failure` beside its `reason`; version 4 the
-/// run's `lock_crates` and each target's `cpu`. Older runs are still read,
-/// without those.
-pub const FORMAT_VERSION: u32 = 4;
+/// run's `lock_crates` and each target's `cpu`; version 5 the `pending`
+/// state, which a target has until its suites have all run. Older runs are
+/// still read, without those (an unfinished older run's `ok` targets read
+/// as pending: it recorded them ok before they ran).
+pub const FORMAT_VERSION: u32 = 5;
 const OLDEST_FORMAT: u32 = 1;
 
 mod status;
@@ -131,9 +134,9 @@ pub struct ToolInfo {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetResult {
-    pub name: String,
-    pub triple: String,
-    pub class: String,
+    pub name: Name,
+    pub triple: Name,
+    pub class: Name,
     pub runner: RunnerKind,
     pub status: Status,
     pub toolchain: Option<ToolInfo>,
@@ -163,7 +166,7 @@ pub struct TargetResult {
     pub sources_sha256: Option<String>,
     /// Suite name to the SHA-256 of the binary that ran (kept in `bin/`).
     #[serde(default)]
-    pub binaries: std::collections::BTreeMap<String, String>,
+    pub binaries: std::collections::BTreeMap<Name, String>,
     pub suites: Vec<SuiteRun>,
 }
 
@@ -176,7 +179,7 @@ pub struct BadLine {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SuiteRun {
-    pub suite: String,
+    pub suite: Name,
     /// The shell command that reproduces this run.
     pub command: String,
     /// The command that counted its instructions under QEMU, for a native
@@ -199,7 +202,7 @@ pub struct SuiteRun {
 }
 
 pub fn suite_run(
-    suite: &str,
+    suite: &Name,
     command: String,
     outcome: &Outcome,
     parsed: Parsed,
@@ -207,7 +210,7 @@ pub fn suite_run(
 ) -> SuiteRun {
     let lines: Vec<String> = outcome.stderr.lines().map(str::to_string).collect();
     SuiteRun {
-        suite: suite.to_string(),
+        suite: suite.clone(),
         command,
         status,
         exit: outcome.exit,
@@ -284,7 +287,8 @@ pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf)> {
 /// Writes `run.json` via a temporary file and a rename, so a reader never
 /// sees half a file.
 pub fn write(dir: &Path, run: &Run) -> Result<()> {
-    crate::file::replace(&dir.join("run.json"), &serde_json::to_string_pretty(run)?)
+    crate::file::replace(&dir.join("run.json"), &serde_json::to_string_pretty(run)?)?;
+    Ok(())
 }
 
 /// The newest complete run under a results directory, and the newer runs
@@ -308,8 +312,8 @@ pub fn newest(results: &Path) -> Result<Newest> {
     };
     let mut runs: Vec<PathBuf> = entries
         .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
-        .filter(|p| p.is_dir())
         .collect();
     runs.sort();
     let mut skipped = Vec::new();
@@ -365,8 +369,11 @@ pub struct All {
     pub skipped: Vec<(PathBuf, String)>,
 }
 
+/// Directories are entered only where they are directories themselves,
+/// never through a symbolic link, so an artifact cannot lead the search
+/// out of the directories named.
 fn find_run_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if dir.join("run.json").is_file() {
+    if dir.join("run.json").symlink_metadata().is_ok() {
         out.push(dir.to_path_buf());
         return;
     }
@@ -378,8 +385,8 @@ fn find_run_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     };
     let mut subdirs: Vec<PathBuf> = entries
         .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
-        .filter(|p| p.is_dir())
         .collect();
     subdirs.sort();
     for d in subdirs {
@@ -396,13 +403,14 @@ pub fn read(dir: &Path) -> Result<Run> {
         bail!("{}: no such run directory", dir.display());
     }
     let path = dir.join("run.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+    let text = match crate::file::read_text(&path, crate::file::RUN_LIMIT) {
+        Ok(Some(text)) => text,
+        Ok(None) => bail!("{}: not UTF-8 text: not a lockmatrix run", path.display()),
+        Err(crate::file::FileError::Missing { .. }) => bail!(
             "{}: no run.json: not a run, or one interrupted before it started",
             dir.display()
         ),
-        Err(e) => bail!("{}: cannot read: {e}", path.display()),
+        Err(e) => bail!("{e}"),
     };
     let format = serde_json::from_str::<serde_json::Value>(&text)
         .ok()
@@ -421,6 +429,13 @@ pub fn read(dir: &Path) -> Result<Run> {
             path.display()
         ),
     };
+    if run.format < 5 && !run.complete() {
+        for t in &mut run.targets {
+            if t.status == Status::Ok {
+                t.status = Status::Pending;
+            }
+        }
+    }
     if run.format < 2 {
         // Format 1 runs hold protocol 1 output, where a cost the empty-loop
         // subtraction could not tell from zero came out as zero or a bit
@@ -436,9 +451,40 @@ pub fn read(dir: &Path) -> Result<Run> {
             }
         }
     }
+    let mut targets = std::collections::BTreeSet::new();
     for t in &run.targets {
+        if !targets.insert(&t.name) {
+            bail!(
+                "{}: target `{}` is listed twice (edited by hand?)",
+                path.display(),
+                t.name
+            );
+        }
+        let mut suites = std::collections::BTreeSet::new();
         for s in &t.suites {
+            if !suites.insert(&s.suite) {
+                bail!(
+                    "{}: {}/{} is listed twice (edited by hand?)",
+                    path.display(),
+                    t.name,
+                    s.suite
+                );
+            }
+            let mut seen = std::collections::BTreeSet::new();
             for x in &s.samples {
+                let cell = crate::gate::cells::CellKey::new(&x.bench, &x.case, &x.metric);
+                if !seen.insert((cell, x.round)) {
+                    bail!(
+                        "{}: {}/{} {} [{}] {} has two samples of round {} (edited by hand?)",
+                        path.display(),
+                        t.name,
+                        s.suite,
+                        x.bench,
+                        crate::protocol::case_label(&x.case),
+                        x.metric,
+                        x.round
+                    );
+                }
                 if let Some(Err(why)) = x.value.map(|v| crate::gate::cells::check_value(&x.unit, v))
                 {
                     bail!(
@@ -458,7 +504,7 @@ pub fn read(dir: &Path) -> Result<Run> {
                 continue;
             };
             let file = dir.join(&t.name).join(format!("{}.jsonl", s.suite));
-            match std::fs::read(&file) {
+            match crate::file::read_limited(&file, crate::file::OUTPUT_LIMIT) {
                 Ok(bytes) if sha256(&bytes) == *want => {}
                 Ok(_) => bail!(
                     "{}: damaged: it no longer holds the output {} was read from (sha256 differs)",
@@ -466,8 +512,7 @@ pub fn read(dir: &Path) -> Result<Run> {
                     path.display()
                 ),
                 Err(e) => bail!(
-                    "{}: {e}: the run is missing the raw output of {}/{}",
-                    file.display(),
+                    "{e}: the run's raw output of {}/{} (kept to check the run)",
                     t.name,
                     s.suite
                 ),

@@ -1,6 +1,7 @@
 //! How a target or a suite run ended: ok, not run (and why), or failed,
 //! with a typed [`Failure`] that says exactly how.
 
+use crate::name::Name;
 use crate::protocol::{case_label, Check, Parsed};
 use crate::runner::{signal_name, Exit, Outcome};
 use serde::{Deserialize, Serialize};
@@ -8,12 +9,15 @@ use serde_json::Value;
 use std::fmt;
 
 /// The status of a target or suite run. In run.json it is
-/// `{"state": "ok"}`, `{"state": "not_run", "reason": ...}` or
-/// `{"state": "failed", "reason": ..., "failure": {"kind": ..., ...}}`,
-/// where `reason` is the failure as one line of text.
+/// `{"state": "pending"}`, `{"state": "ok"}`, `{"state": "not_run",
+/// "reason": ...}` or `{"state": "failed", "reason": ..., "failure":
+/// {"kind": ..., ...}}`, where `reason` is the failure as one line of text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "StatusJson", into = "StatusJson")]
 pub enum Status {
+    /// Not finished yet: a target is pending until every suite of it has
+    /// run, so a run cut short never shows a target as ok.
+    Pending,
     Ok,
     Failed(Failure),
     NotRun(String),
@@ -35,6 +39,8 @@ pub enum Failure {
     Crashed { signal: i32 },
     /// Killed after the timeout.
     Hung { timeout_secs: u64 },
+    /// Killed for printing more than `limit_mib` MiB.
+    Flooded { limit_mib: u64 },
     /// A line of its output is not the protocol.
     Protocol {
         line: usize,
@@ -43,8 +49,8 @@ pub enum Failure {
     },
     /// A correctness check failed (the first, and how many more).
     Check {
-        name: String,
-        bench: String,
+        name: Name,
+        bench: Name,
         case: String,
         details: Value,
         more: usize,
@@ -63,7 +69,7 @@ pub enum Failure {
 /// One suite's failure within a target's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteFailure {
-    pub suite: String,
+    pub suite: Name,
     pub failure: Failure,
 }
 
@@ -83,6 +89,9 @@ impl fmt::Display for Failure {
             }
             Failure::Hung { timeout_secs } => {
                 write!(f, "hung: killed after the {timeout_secs}s timeout")
+            }
+            Failure::Flooded { limit_mib } => {
+                write!(f, "killed for printing more than {limit_mib} MiB")
             }
             Failure::Protocol { line, text, why } => {
                 write!(f, "bad output on line {line}: `{text}`: {why}")
@@ -117,6 +126,7 @@ impl fmt::Display for Failure {
 impl Status {
     pub fn label(&self) -> String {
         match self {
+            Status::Pending => "not finished".into(),
             Status::Ok => "ok".into(),
             Status::Failed(why) => format!("failed: {why}"),
             Status::NotRun(why) => format!("not run: {why}"),
@@ -137,6 +147,7 @@ struct StatusJson {
 impl From<Status> for StatusJson {
     fn from(s: Status) -> StatusJson {
         let (state, reason, failure) = match s {
+            Status::Pending => ("pending", None, None),
             Status::Ok => ("ok", None, None),
             Status::NotRun(why) => ("not_run", Some(why), None),
             Status::Failed(f) => ("failed", Some(f.to_string()), Some(f)),
@@ -155,6 +166,7 @@ impl TryFrom<StatusJson> for Status {
     fn try_from(j: StatusJson) -> Result<Status, String> {
         let reason = || j.reason.clone().unwrap_or_default();
         match j.state.as_str() {
+            "pending" => Ok(Status::Pending),
             "ok" => Ok(Status::Ok),
             "not_run" => Ok(Status::NotRun(reason())),
             "failed" => Ok(Status::Failed(
@@ -163,7 +175,7 @@ impl TryFrom<StatusJson> for Status {
                     .unwrap_or(Failure::Other { reason: reason() }),
             )),
             other => Err(format!(
-                "status `{other}`: expected `ok`, `failed` or `not_run`"
+                "status `{other}`: expected `pending`, `ok`, `failed` or `not_run`"
             )),
         }
     }
@@ -174,6 +186,11 @@ pub fn judge(outcome: &Outcome, parsed: &Parsed, timeout_secs: u64) -> Status {
     let failed = |f| Status::Failed(f);
     match outcome.exit {
         Exit::TimedOut => return failed(Failure::Hung { timeout_secs }),
+        Exit::Flooded => {
+            return failed(Failure::Flooded {
+                limit_mib: crate::file::OUTPUT_LIMIT >> 20,
+            })
+        }
         Exit::Signal(signal) => return failed(Failure::Crashed { signal }),
         Exit::Code(_) => {}
     }

@@ -102,6 +102,9 @@ pub enum Exit {
     Code(i32),
     Signal(i32),
     TimedOut,
+    /// Killed for printing more than [`crate::file::OUTPUT_LIMIT`] on
+    /// stdout or stderr: a suite prints a few MB at most.
+    Flooded,
 }
 
 #[derive(Debug, Clone)]
@@ -130,10 +133,25 @@ pub fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+/// Reads `r` to its end on a thread of its own, keeping at most
+/// [`crate::file::OUTPUT_LIMIT`] bytes; `flooded` is set when there was
+/// more.
+fn drain(
+    r: impl Read + Send + 'static,
+    flooded: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
+        let limit = crate::file::OUTPUT_LIMIT;
         let mut buf = Vec::new();
+        let mut r = r.take(limit + 1);
         let _ = r.read_to_end(&mut buf);
+        if buf.len() as u64 > limit {
+            buf.truncate(limit as usize);
+            flooded.store(true, std::sync::atomic::Ordering::Relaxed);
+            // Keep reading, and dropping, so the child never blocks on a
+            // full pipe before it is killed.
+            let _ = std::io::copy(&mut r.into_inner(), &mut std::io::sink());
+        }
         String::from_utf8_lossy(&buf).into_owned()
     })
 }
@@ -151,8 +169,9 @@ pub fn execute(inv: &Invocation, cwd: &Path, timeout: Duration) -> std::io::Resu
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    let out = drain(child.stdout.take().expect("piped stdout"));
-    let err = drain(child.stderr.take().expect("piped stderr"));
+    let flooded = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let out = drain(child.stdout.take().expect("piped stdout"), flooded.clone());
+    let err = drain(child.stderr.take().expect("piped stderr"), flooded.clone());
     let exit = loop {
         if let Some(status) = child.try_wait()? {
             break match status.signal() {
@@ -164,6 +183,11 @@ pub fn execute(inv: &Invocation, cwd: &Path, timeout: Duration) -> std::io::Resu
             let _ = child.kill();
             let _ = child.wait();
             break Exit::TimedOut;
+        }
+        if flooded.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break Exit::Flooded;
         }
         std::thread::sleep(Duration::from_millis(10));
     };
@@ -204,6 +228,14 @@ mod tests {
         assert_eq!(o.exit, Exit::TimedOut);
         assert_eq!(o.stdout, "started\n");
         assert!(o.secs < 10.0);
+    }
+
+    #[test]
+    fn a_flood_of_output_is_cut_and_killed() {
+        let o = sh("exec yes lockmatrix", 60_000);
+        assert_eq!(o.exit, Exit::Flooded);
+        assert_eq!(o.stdout.len() as u64, crate::file::OUTPUT_LIMIT);
+        assert!(o.secs < 30.0, "{}", o.secs);
     }
 
     #[test]

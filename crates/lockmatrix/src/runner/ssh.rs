@@ -39,13 +39,14 @@ pub fn key_for(target: &Target) -> Option<PathBuf> {
 pub struct Remote {
     host: SshHost,
     key: PathBuf,
+    /// lockmatrix's own known-hosts file, in the cache.
+    known_hosts: PathBuf,
     dir: String,
 }
 
 /// Options shared by ssh and scp: no prompts, a bounded connect time, and
 /// host keys remembered in lockmatrix's cache rather than the user's file.
-fn common_opts(key: &Path) -> Vec<String> {
-    let known = crate::build::cache_dir().join("ssh_known_hosts");
+fn common_opts(key: &Path, known: &Path) -> Vec<String> {
     [
         "-i",
         &key.display().to_string(),
@@ -84,7 +85,7 @@ impl Remote {
         let mut c = Command::new("ssh");
         // User and host go in as option values and after `--`, so neither
         // can ever be read as an option (targets.yaml also vets both).
-        c.args(common_opts(&self.key))
+        c.args(common_opts(&self.key, &self.known_hosts))
             .args(["-p", &self.host.port.to_string(), "-l", &self.host.user])
             .args(["--", &self.host.host]);
         c
@@ -92,9 +93,11 @@ impl Remote {
 
     /// Connects and creates the remote working directory.
     pub fn open(host: &SshHost, key: &Path) -> Result<Remote, String> {
+        let cache = crate::cache::dir().map_err(|e| e.to_string())?;
         let mut r = Remote {
             host: host.clone(),
             key: key.to_path_buf(),
+            known_hosts: cache.join("ssh_known_hosts"),
             dir: String::new(),
         };
         let out = r

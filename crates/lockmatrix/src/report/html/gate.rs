@@ -8,6 +8,7 @@ use super::svg::{esc, num, Scale, Svg};
 use super::table;
 use crate::gate::evaluate::{CellReport, GateReport, Verdict};
 use crate::gate::render;
+use crate::name::Name;
 use crate::protocol::case_label;
 use crate::results::Run;
 use std::collections::BTreeMap;
@@ -290,8 +291,8 @@ fn ratio_ticks(lo: f64, hi: f64) -> Vec<f64> {
 fn counts(run: &Run, gate: Option<&GateReport>) -> String {
     // (suite, bench, case) -> target -> (head, base, verdict)
     type Entry = (Option<f64>, Option<f64>, Option<Verdict>);
-    let mut rows: BTreeMap<(String, String, String), BTreeMap<String, Entry>> = BTreeMap::new();
-    let mut targets: Vec<String> = Vec::new();
+    let mut rows: BTreeMap<(Name, Name, String), BTreeMap<Name, Entry>> = BTreeMap::new();
+    let mut targets: Vec<Name> = Vec::new();
     match gate {
         Some(g) => {
             for c in g.cells.iter().filter(|c| c.metric == "insns_per_op") {

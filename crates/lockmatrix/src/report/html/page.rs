@@ -90,7 +90,7 @@ pub fn render(run: &Run, gate: Option<&GateReport>) -> String {
         id = esc(&run.run_id),
         targets = run.targets.len(),
         profile = run.profile,
-        commit = esc(&run.host.lockmatrix_commit[..run.host.lockmatrix_commit.len().min(12)]),
+        commit = esc(crate::escape::prefix(&run.host.lockmatrix_commit, 12)),
         started = esc(&run.started),
         nav = nav.join(""),
     )

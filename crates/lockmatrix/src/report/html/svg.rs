@@ -6,20 +6,7 @@
 use std::fmt::Write;
 
 /// Escapes text for XML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::escape::html as esc;
 
 /// A number short enough for an axis or a label: 3 significant digits,
 /// k from ten thousand, M from a million, G from ten billion.

@@ -70,7 +70,7 @@ pub fn variant_rows(run: &Run) -> Vec<Vec<String>> {
             _ => "-".into(),
         };
         rows.push(vec![
-            t.name.clone(),
+            t.name.to_string(),
             env.timer.clone(),
             format!("{:.3e}", env.timer_hz),
             env.relax.clone(),

@@ -43,7 +43,7 @@ pub fn rows(run: &Run) -> Vec<Row> {
             _ => None,
         };
         out.push(Row {
-            target: t.name.clone(),
+            target: t.name.to_string(),
             qemu: t.runner == RunnerKind::Qemu,
             ns,
             insns: OPS.map(|o| op(o, "insns_per_op")),

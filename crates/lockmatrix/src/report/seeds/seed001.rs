@@ -59,7 +59,7 @@ pub fn tables(run: &Run) -> Vec<Scaling> {
             })
             .collect();
         out.push(Scaling {
-            target: t.name.clone(),
+            target: t.name.to_string(),
             runner: t.runner.to_string(),
             locks,
             threads,

@@ -93,7 +93,7 @@ pub fn tables(run: &Run) -> Vec<Table> {
                 })
                 .collect();
             out.push(Table {
-                target: t.name.clone(),
+                target: t.name.to_string(),
                 runner: t.runner.to_string(),
                 lock,
                 loads,
