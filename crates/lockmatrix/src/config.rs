@@ -1,9 +1,14 @@
 //! `targets.yaml`: the matrix of targets, parsed into typed structs that
-//! reject unknown keys. Every error names the file, line and column.
+//! reject unknown keys. Every error names the file, line and column. Every
+//! number has a range, checked as it is read ([`numbers`]).
 
 use anyhow::{bail, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+
+mod numbers;
+
+pub use numbers::{Range, INSNS_TOLERANCE, MAX_TIMEOUT_SECS, PORT, TIMEOUT_SECS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -33,7 +38,7 @@ impl RunnerKind {
 #[serde(deny_unknown_fields)]
 pub struct SshHost {
     pub host: String,
-    #[serde(default = "default_ssh_port")]
+    #[serde(default = "default_ssh_port", deserialize_with = "numbers::port")]
     pub port: u16,
     pub user: String,
 }
@@ -62,10 +67,10 @@ pub struct Target {
     pub enabled: bool,
     #[serde(default)]
     pub labels: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "numbers::timeout_secs_some")]
     pub timeout_secs: Option<u64>,
     /// How far `insns_per_op` may move (0.01 = 1%) before the gate fails.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "numbers::insns_tolerance")]
     pub insns_tolerance: f64,
     #[serde(default)]
     pub ssh: Option<SshHost>,
@@ -129,6 +134,7 @@ impl Target {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Defaults {
+    #[serde(deserialize_with = "numbers::timeout_secs")]
     pub timeout_secs: u64,
 }
 
@@ -292,18 +298,6 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
             }
             _ => {}
         }
-        if !(0.0..1.0).contains(&t.insns_tolerance) {
-            return Err(err(
-                i,
-                format!(
-                    "insns_tolerance must be in [0, 1), got {}",
-                    t.insns_tolerance
-                ),
-            ));
-        }
-        if t.timeout_secs == Some(0) {
-            return Err(err(i, "timeout_secs must be at least 1".into()));
-        }
         if t.counted_under.is_some() && t.runner == RunnerKind::Qemu {
             return Err(err(
                 i,
@@ -315,9 +309,6 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
                 i,
                 format!("`ssh` is only for runner ssh, not {}", t.runner.name()),
             ));
-        }
-        if t.ssh.as_ref().is_some_and(|h| h.port == 0) {
-            return Err(err(i, "`ssh.port` must be 1 to 65535".into()));
         }
         let emulated = t.runner == RunnerKind::Qemu || t.counted_under.is_some();
         let qemu_cpu = t.qemu_cpu.is_some() || t.variants.iter().any(|v| v.qemu_cpu.is_some());
@@ -344,12 +335,6 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
                 ));
             }
         }
-    }
-    if config.defaults.timeout_secs == 0 {
-        return Err(format!(
-            "{}: `defaults.timeout_secs` must be at least 1",
-            config.path.display()
-        ));
     }
     Ok(())
 }
@@ -611,6 +596,83 @@ targets:
     }
 
     #[test]
+    fn numbers_out_of_range_name_file_line_column_field_and_range() {
+        let timeout =
+            |v: &str| parse_err(&GOOD.replace("timeout_secs: 5", &format!("timeout_secs: {v}")));
+        let e = timeout("18446744073709551615");
+        assert_eq!(e, "targets.yaml:18:19: targets[1].timeout_secs: invalid value: integer `18446744073709551615`, expected seconds (the range of --timeout) from 1 to 86400");
+        for v in ["0", "86401", "-1", "1.5", "18446744073709551616", "\"300\""] {
+            let e = timeout(v);
+            assert!(
+                e.starts_with("targets.yaml:18:19: targets[1].timeout_secs: ")
+                    && e.ends_with("expected seconds (the range of --timeout) from 1 to 86400"),
+                "{v}: {e}"
+            );
+        }
+        let c = parse(
+            Path::new("t.yaml"),
+            &GOOD.replace("timeout_secs: 5", "timeout_secs: 86400"),
+        )
+        .unwrap();
+        assert_eq!(c.timeout_secs(&c.targets[1]), MAX_TIMEOUT_SECS);
+        // `null` is no timeout of its own: the default.
+        let c = parse(
+            Path::new("t.yaml"),
+            &GOOD.replace("timeout_secs: 5", "timeout_secs: ~"),
+        )
+        .unwrap();
+        assert_eq!(c.timeout_secs(&c.targets[1]), 60);
+        let e = parse_err(&GOOD.replace("timeout_secs: 60", "timeout_secs: 0"));
+        assert!(
+            e.starts_with("targets.yaml:2:17: defaults.timeout_secs: invalid value: integer `0`"),
+            "{e}"
+        );
+
+        let tolerance =
+            |v: &str| parse_err(&GOOD.replace("timeout_secs: 5", &format!("insns_tolerance: {v}")));
+        for v in [".nan", ".inf", "-.inf", "1", "1.0", "-0.01", "1e400"] {
+            let e = tolerance(v);
+            assert!(
+                e.starts_with("targets.yaml:18:22: targets[1].insns_tolerance: ")
+                    && e.ends_with(
+                        "expected a fraction (0.01 = 1%) from 0 up to but not including 1"
+                    ),
+                "{v}: {e}"
+            );
+        }
+        let c = parse(
+            Path::new("t.yaml"),
+            &GOOD.replace("timeout_secs: 5", "insns_tolerance: 0.02"),
+        )
+        .unwrap();
+        assert_eq!(c.targets[1].insns_tolerance, 0.02);
+
+        let ssh = |port: &str| {
+            GOOD.replace("runner: native", "runner: ssh").replace(
+                "timeout_secs: 5",
+                &format!("ssh: {{host: h, user: u{port}}}"),
+            )
+        };
+        assert_eq!(
+            parse(Path::new("t.yaml"), &ssh("")).unwrap().targets[1]
+                .ssh
+                .as_ref()
+                .unwrap()
+                .port,
+            22
+        );
+        for v in ["0", "65536", "-22", "99999999999999999999"] {
+            let e = parse_err(&ssh(&format!(", port: {v}")));
+            assert!(
+                e.starts_with("targets.yaml:18:")
+                    && e.contains("targets[1].ssh.port: ")
+                    && e.ends_with("expected a TCP port from 1 to 65535"),
+                "{v}: {e}"
+            );
+        }
+    }
+
+    #[test]
     fn value_errors_name_the_target_line() {
         let bad = GOOD.replace("    emulator: qemu-aarch64\n", "");
         let e = parse_err(&bad);
@@ -656,7 +718,7 @@ targets:
         assert_eq!(lse.codegen_flags(), ["-C target-feature=+crt-static,+lse"]);
         assert_eq!(lse.qemu_cpu.as_deref(), Some("neoverse-n1"));
         // The x86_64 entry's line is still found past the nested list.
-        let bad = text.replace("    timeout_secs: 5", "    timeout_secs: 0");
+        let bad = text.replace("    packages: []", "    packages: [Gcc]");
         assert!(
             parse_err(&bad).starts_with("targets.yaml:18: target 'x86_64'"),
             "{}",

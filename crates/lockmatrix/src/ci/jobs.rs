@@ -122,7 +122,9 @@ fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
     // jobs on hosted runners build in the pinned image.
     let container = (t.runner != RunnerKind::Native && !self_hosted).then_some(DEBIAN_IMAGE);
     let ssh_secret = ssh.then(|| crate::runner::ssh::key_variable(&t.name));
-    let suite_secs = suites * config.timeout_secs(t);
+    // Saturating: a timeout from targets.yaml is at most a day, but a
+    // config built in code is not checked.
+    let suite_secs = suites.saturating_mul(config.timeout_secs(t));
     Ok(Job {
         id: format!("target-{}", t.name.replace('.', "_")),
         target: t.name.clone(),
@@ -135,7 +137,7 @@ fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
         environment,
         guarded: self_hosted || ssh,
         ssh_secret,
-        timeout_minutes: JOB_OVERHEAD_MINUTES + suite_secs.div_ceil(60),
+        timeout_minutes: JOB_OVERHEAD_MINUTES.saturating_add(suite_secs.div_ceil(60)),
     })
 }
 
