@@ -2,12 +2,14 @@
 //! reject unknown keys. Every error names the file, line and column. Every
 //! number has a range, checked as it is read ([`numbers`]).
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
+mod bounds;
 mod numbers;
 
+pub use bounds::{InputError, MAX_BYTES, MAX_DEPTH};
 pub use numbers::{Range, INSNS_TOLERANCE, MAX_TIMEOUT_SECS, PORT, TIMEOUT_SECS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -158,16 +160,19 @@ impl Config {
     }
 }
 
+/// Reads and parses a targets file, within the bounds of [`bounds`]
+/// (its size, encoding and nesting).
 pub fn load(path: &Path) -> Result<Config> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) => bail!("{}: cannot read: {e}", path.display()),
-    };
+    let text = bounds::read(path)?;
     parse(path, &text).map_err(anyhow::Error::msg)
 }
 
-/// Parses the text of a targets file; `path` is only used in messages.
+/// Parses the text of a targets file; `path` is only used in messages. A
+/// leading byte-order mark is skipped; size and nesting are checked
+/// ([`bounds`]) before serde_norway reads it.
 pub fn parse(path: &Path, text: &str) -> Result<Config, String> {
+    let text = bounds::strip_bom(text);
+    bounds::check(path, text).map_err(|e| e.to_string())?;
     let file: File = serde_norway::from_str(text).map_err(|e| {
         let msg = e.to_string();
         match e.location() {
@@ -254,22 +259,28 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
             config.path.display()
         ));
     }
+    // Every name and class once, so each target's checks take constant
+    // time: a file of thousands of targets is checked in linear time.
+    use std::collections::{HashMap, HashSet};
+    let mut class_of: HashMap<&str, &str> = HashMap::new();
+    for t in &config.targets {
+        class_of.entry(t.class.as_str()).or_insert(t.name.as_str());
+    }
+    let names: HashSet<&str> = config.targets.iter().map(|t| t.name.as_str()).collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    // Variants' target names, which must differ across targets too.
+    let mut expanded: HashMap<String, &str> = HashMap::new();
     for (i, t) in config.targets.iter().enumerate() {
-        for other in &config.targets[..i] {
-            if other.name == t.name {
-                return Err(err(
-                    i,
-                    format!("duplicates target '{}' (names must be unique)", other.name),
-                ));
-            }
-        }
-        if let Some(c) = config.targets.iter().find(|c| c.class == t.name) {
+        if !seen.insert(t.name.as_str()) {
             return Err(err(
                 i,
-                format!(
-                    "name is also the class of '{}'; --targets could not tell them apart",
-                    c.name
-                ),
+                format!("duplicates target '{}' (names must be unique)", t.name),
+            ));
+        }
+        if let Some(c) = class_of.get(t.name.as_str()) {
+            return Err(err(
+                i,
+                format!("name is also the class of '{c}'; --targets could not tell them apart"),
             ));
         }
         for (key, value, rule) in fields(t) {
@@ -318,14 +329,9 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
                 "`qemu_cpu` is for runner qemu or a target `counted_under` an emulator".into(),
             ));
         }
-        for (j, v) in t.variants.iter().enumerate() {
+        for v in &t.variants {
             let name = format!("{}-{}", t.name, v.name);
-            let clash = t.variants[..j].iter().any(|w| w.name == v.name)
-                || config
-                    .targets
-                    .iter()
-                    .any(|o| o.name == name || o.class == name);
-            if clash {
+            if names.contains(name.as_str()) || class_of.contains_key(name.as_str()) {
                 return Err(err(
                     i,
                     format!(
@@ -333,6 +339,29 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
                         v.name
                     ),
                 ));
+            }
+            match expanded.get(&name) {
+                Some(&other) if other == t.name => {
+                    return Err(err(
+                        i,
+                        format!(
+                            "variant '{}' would be target '{name}', which is already a name or class",
+                            v.name
+                        ),
+                    ))
+                }
+                Some(&other) => {
+                    return Err(err(
+                        i,
+                        format!(
+                            "variant '{}' would be target '{name}', which a variant of '{other}' already is",
+                            v.name
+                        ),
+                    ))
+                }
+                None => {
+                    expanded.insert(name, t.name.as_str());
+                }
             }
         }
     }
@@ -673,6 +702,20 @@ targets:
     }
 
     #[test]
+    fn a_byte_order_mark_is_skipped_and_nesting_is_bounded_before_parsing() {
+        let c = parse(Path::new("t.yaml"), &format!("\u{feff}{GOOD}")).unwrap();
+        assert_eq!(c.targets.len(), 2);
+        let bomb = GOOD.replace(
+            "packages: []",
+            &format!("packages: {}", "[".repeat(100_000)),
+        );
+        assert_eq!(
+            parse_err(&bomb),
+            "targets.yaml:16:28: nested deeper than 16 levels, the limit for a targets file (its own structure is 5 deep)"
+        );
+    }
+
+    #[test]
     fn value_errors_name_the_target_line() {
         let bad = GOOD.replace("    emulator: qemu-aarch64\n", "");
         let e = parse_err(&bad);
@@ -741,6 +784,16 @@ targets:
             &VARIANTS.replace("qemu_cpu: cortex-a53", "cpu: cortex-a53"),
         ));
         assert!(e.contains("unknown field `cpu`"), "{e}");
+        // Two targets' variants that would be one target.
+        let text = with("    variants:\n      - name: b-c\n")
+            .replace("name: aarch64", "name: a")
+            .replace("name: x86_64", "name: a-b")
+            .replace("runner: native", "runner: qemu\n    emulator: qemu-x86_64")
+            .replace(
+                "enabled: false",
+                "enabled: false\n    variants:\n      - name: c",
+            );
+        assert_eq!(parse_err(&text), "targets.yaml:14: target 'a-b': variant 'c' would be target 'a-b-c', which a variant of 'a' already is");
         // A native target has no emulator to model a CPU.
         let native = GOOD.replace(
             "    timeout_secs: 5",
