@@ -148,17 +148,20 @@ pub fn jobs(config: &Config) -> Result<Vec<Job>> {
         .filter(|s| !s.test_only)
         .count() as u64;
     let mut jobs: Vec<Job> = Vec::new();
+    // Job id to its index in `jobs`: one lookup per target.
+    let mut ids: std::collections::HashMap<String, usize> = Default::default();
     for t in config.targets.iter().filter(|t| t.enabled) {
         let j = job(config, t, suites)?;
-        if let Some(other) = jobs.iter().find(|o| o.id == j.id) {
+        if let Some(&other) = ids.get(&j.id) {
             bail!(
                 "{}: targets '{}' and '{}' would both be CI job '{}': rename one",
                 config.path.display(),
-                other.target,
+                jobs[other].target,
                 j.target,
                 j.id
             );
         }
+        ids.insert(j.id.clone(), jobs.len());
         jobs.push(j);
     }
     if jobs.is_empty() {

@@ -146,6 +146,8 @@ fn set_up<'a>(
     need: toolchain::Version,
 ) -> (Vec<TargetResult>, Vec<Job<'a>>, Vec<Option<usize>>) {
     let (mut targets, mut jobs, mut job_of) = (Vec::new(), Vec::<Job>::new(), Vec::new());
+    // (triple, codegen flags) to the job that builds them.
+    let mut job_for: std::collections::HashMap<(String, Vec<String>), usize> = Default::default();
     for s in selected {
         let t = &s.target;
         let ready = readiness::check(t, need);
@@ -163,13 +165,12 @@ fn set_up<'a>(
             ));
         } else if let Some(missing) = ready.missing() {
             result.status = Status::Failed(Failure::SetUp { missing });
-        } else if let Some(same) = jobs.iter().position(|j| {
-            j.target.triple == t.triple && j.target.codegen_flags() == t.codegen_flags()
-        }) {
+        } else if let Some(&same) = job_for.get(&(t.triple.clone(), t.codegen_flags())) {
             // Two hosts of one architecture and CPU choice run the same binaries.
             job = Some(same);
         } else {
             job = Some(jobs.len());
+            job_for.insert((t.triple.clone(), t.codegen_flags()), jobs.len());
             jobs.push(Job {
                 target: t,
                 toolchain: ready.toolchain.clone().expect("ready"),
