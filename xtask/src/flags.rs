@@ -183,7 +183,8 @@ pub struct MatrixArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub rounds: Option<u32>,
     /// Seconds before a suite run is killed, overriding targets.yaml
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    /// (the range of its `timeout_secs`)
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=lockmatrix::config::MAX_TIMEOUT_SECS))]
     pub timeout: Option<u64>,
     /// Where runs are written
     #[arg(long, default_value = "results")]

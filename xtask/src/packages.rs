@@ -5,19 +5,22 @@ use anyhow::bail;
 use anyhow::{Context, Result};
 use std::process::Command;
 
-/// Packages from `wanted` that dpkg does not report as installed.
+/// Packages from `wanted` that dpkg does not report as installed, each
+/// once, in the order first wanted. dpkg is asked once per package, not
+/// once per target that wants it.
 pub fn missing(wanted: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for p in wanted {
-        let installed = Command::new("dpkg-query")
-            .args(["-W", "-f=${Status}", p])
-            .output()
-            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"));
-        if !installed && !out.contains(p) {
-            out.push(p.clone());
-        }
-    }
-    out
+    let mut seen = std::collections::HashSet::new();
+    wanted
+        .iter()
+        .filter(|p| seen.insert(p.as_str()))
+        .filter(|p| {
+            !Command::new("dpkg-query")
+                .args(["-W", "-f=${Status}", p])
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        })
+        .cloned()
+        .collect()
 }
 
 fn is_root() -> bool {

@@ -1,10 +1,17 @@
 //! `targets.yaml`: the matrix of targets, parsed into typed structs that
-//! reject unknown keys. Every error names the file, line and column.
+//! reject unknown keys. Every error names the file, line and column. Every
+//! number has a range, checked as it is read ([`numbers`]).
 
 use crate::name::Name;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+
+mod bounds;
+mod numbers;
+
+pub use bounds::{InputError, MAX_BYTES, MAX_DEPTH};
+pub use numbers::{Range, INSNS_TOLERANCE, MAX_TIMEOUT_SECS, PORT, TIMEOUT_SECS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -34,7 +41,7 @@ impl RunnerKind {
 #[serde(deny_unknown_fields)]
 pub struct SshHost {
     pub host: String,
-    #[serde(default = "default_ssh_port")]
+    #[serde(default = "default_ssh_port", deserialize_with = "numbers::port")]
     pub port: u16,
     pub user: String,
 }
@@ -63,10 +70,10 @@ pub struct Target {
     pub enabled: bool,
     #[serde(default)]
     pub labels: Vec<Name>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "numbers::timeout_secs_some")]
     pub timeout_secs: Option<u64>,
     /// How far `insns_per_op` may move (0.01 = 1%) before the gate fails.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "numbers::insns_tolerance")]
     pub insns_tolerance: f64,
     #[serde(default)]
     pub ssh: Option<SshHost>,
@@ -130,6 +137,7 @@ impl Target {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Defaults {
+    #[serde(deserialize_with = "numbers::timeout_secs")]
     pub timeout_secs: u64,
 }
 
@@ -153,16 +161,19 @@ impl Config {
     }
 }
 
+/// Reads and parses a targets file, within the bounds of [`bounds`]
+/// (its size, encoding and nesting).
 pub fn load(path: &Path) -> Result<Config> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) => bail!("{}: cannot read: {e}", path.display()),
-    };
+    let text = bounds::read(path)?;
     parse(path, &text).map_err(anyhow::Error::msg)
 }
 
-/// Parses the text of a targets file; `path` is only used in messages.
+/// Parses the text of a targets file; `path` is only used in messages. A
+/// leading byte-order mark is skipped; size and nesting are checked
+/// ([`bounds`]) before serde_norway reads it.
 pub fn parse(path: &Path, text: &str) -> Result<Config, String> {
+    let text = bounds::strip_bom(text);
+    bounds::check(path, text).map_err(|e| e.to_string())?;
     let file: File = serde_norway::from_str(text).map_err(|e| {
         let msg = e.to_string();
         match e.location() {
@@ -254,22 +265,28 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
             config.path.display()
         ));
     }
+    // Every name and class once, so each target's checks take constant
+    // time: a file of thousands of targets is checked in linear time.
+    use std::collections::{HashMap, HashSet};
+    let mut class_of: HashMap<&str, &str> = HashMap::new();
+    for t in &config.targets {
+        class_of.entry(t.class.as_str()).or_insert(t.name.as_str());
+    }
+    let names: HashSet<&str> = config.targets.iter().map(|t| t.name.as_str()).collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    // Variants' target names, which must differ across targets too.
+    let mut expanded: HashMap<String, &str> = HashMap::new();
     for (i, t) in config.targets.iter().enumerate() {
-        for other in &config.targets[..i] {
-            if other.name == t.name {
-                return Err(err(
-                    i,
-                    format!("duplicates target '{}' (names must be unique)", other.name),
-                ));
-            }
-        }
-        if let Some(c) = config.targets.iter().find(|c| c.class == t.name) {
+        if !seen.insert(t.name.as_str()) {
             return Err(err(
                 i,
-                format!(
-                    "name is also the class of '{}'; --targets could not tell them apart",
-                    c.name
-                ),
+                format!("duplicates target '{}' (names must be unique)", t.name),
+            ));
+        }
+        if let Some(c) = class_of.get(t.name.as_str()) {
+            return Err(err(
+                i,
+                format!("name is also the class of '{c}'; --targets could not tell them apart"),
             ));
         }
         for (key, value, rule) in fields(t) {
@@ -298,18 +315,6 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
             }
             _ => {}
         }
-        if !(0.0..1.0).contains(&t.insns_tolerance) {
-            return Err(err(
-                i,
-                format!(
-                    "insns_tolerance must be in [0, 1), got {}",
-                    t.insns_tolerance
-                ),
-            ));
-        }
-        if t.timeout_secs == Some(0) {
-            return Err(err(i, "timeout_secs must be at least 1".into()));
-        }
         if t.counted_under.is_some() && t.runner == RunnerKind::Qemu {
             return Err(err(
                 i,
@@ -322,9 +327,6 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
                 format!("`ssh` is only for runner ssh, not {}", t.runner.name()),
             ));
         }
-        if t.ssh.as_ref().is_some_and(|h| h.port == 0) {
-            return Err(err(i, "`ssh.port` must be 1 to 65535".into()));
-        }
         let emulated = t.runner == RunnerKind::Qemu || t.counted_under.is_some();
         let qemu_cpu = t.qemu_cpu.is_some() || t.variants.iter().any(|v| v.qemu_cpu.is_some());
         if qemu_cpu && !emulated {
@@ -333,14 +335,9 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
                 "`qemu_cpu` is for runner qemu or a target `counted_under` an emulator".into(),
             ));
         }
-        for (j, v) in t.variants.iter().enumerate() {
+        for v in &t.variants {
             let name = format!("{}-{}", t.name, v.name);
-            let clash = t.variants[..j].iter().any(|w| w.name == v.name)
-                || config
-                    .targets
-                    .iter()
-                    .any(|o| o.name == name || o.class == name);
-            if clash {
+            if names.contains(name.as_str()) || class_of.contains_key(name.as_str()) {
                 return Err(err(
                     i,
                     format!(
@@ -349,13 +346,30 @@ fn validate(config: &Config, text: &str) -> Result<(), String> {
                     ),
                 ));
             }
+            match expanded.get(&name) {
+                Some(&other) if other == t.name => {
+                    return Err(err(
+                        i,
+                        format!(
+                            "variant '{}' would be target '{name}', which is already a name or class",
+                            v.name
+                        ),
+                    ))
+                }
+                Some(&other) => {
+                    return Err(err(
+                        i,
+                        format!(
+                            "variant '{}' would be target '{name}', which a variant of '{other}' already is",
+                            v.name
+                        ),
+                    ))
+                }
+                None => {
+                    expanded.insert(name, t.name.as_str());
+                }
+            }
         }
-    }
-    if config.defaults.timeout_secs == 0 {
-        return Err(format!(
-            "{}: `defaults.timeout_secs` must be at least 1",
-            config.path.display()
-        ));
     }
     Ok(())
 }
@@ -600,6 +614,97 @@ targets:
     }
 
     #[test]
+    fn numbers_out_of_range_name_file_line_column_field_and_range() {
+        let timeout =
+            |v: &str| parse_err(&GOOD.replace("timeout_secs: 5", &format!("timeout_secs: {v}")));
+        let e = timeout("18446744073709551615");
+        assert_eq!(e, "targets.yaml:18:19: targets[1].timeout_secs: invalid value: integer `18446744073709551615`, expected seconds (the range of --timeout) from 1 to 86400");
+        for v in ["0", "86401", "-1", "1.5", "18446744073709551616", "\"300\""] {
+            let e = timeout(v);
+            assert!(
+                e.starts_with("targets.yaml:18:19: targets[1].timeout_secs: ")
+                    && e.ends_with("expected seconds (the range of --timeout) from 1 to 86400"),
+                "{v}: {e}"
+            );
+        }
+        let c = parse(
+            Path::new("t.yaml"),
+            &GOOD.replace("timeout_secs: 5", "timeout_secs: 86400"),
+        )
+        .unwrap();
+        assert_eq!(c.timeout_secs(&c.targets[1]), MAX_TIMEOUT_SECS);
+        // `null` is no timeout of its own: the default.
+        let c = parse(
+            Path::new("t.yaml"),
+            &GOOD.replace("timeout_secs: 5", "timeout_secs: ~"),
+        )
+        .unwrap();
+        assert_eq!(c.timeout_secs(&c.targets[1]), 60);
+        let e = parse_err(&GOOD.replace("timeout_secs: 60", "timeout_secs: 0"));
+        assert!(
+            e.starts_with("targets.yaml:2:17: defaults.timeout_secs: invalid value: integer `0`"),
+            "{e}"
+        );
+
+        let tolerance =
+            |v: &str| parse_err(&GOOD.replace("timeout_secs: 5", &format!("insns_tolerance: {v}")));
+        for v in [".nan", ".inf", "-.inf", "1", "1.0", "-0.01", "1e400"] {
+            let e = tolerance(v);
+            assert!(
+                e.starts_with("targets.yaml:18:22: targets[1].insns_tolerance: ")
+                    && e.ends_with(
+                        "expected a fraction (0.01 = 1%) from 0 up to but not including 1"
+                    ),
+                "{v}: {e}"
+            );
+        }
+        let c = parse(
+            Path::new("t.yaml"),
+            &GOOD.replace("timeout_secs: 5", "insns_tolerance: 0.02"),
+        )
+        .unwrap();
+        assert_eq!(c.targets[1].insns_tolerance, 0.02);
+
+        let ssh = |port: &str| {
+            GOOD.replace("runner: native", "runner: ssh").replace(
+                "timeout_secs: 5",
+                &format!("ssh: {{host: h, user: u{port}}}"),
+            )
+        };
+        assert_eq!(
+            parse(Path::new("t.yaml"), &ssh("")).unwrap().targets[1]
+                .ssh
+                .as_ref()
+                .unwrap()
+                .port,
+            22
+        );
+        for v in ["0", "65536", "-22", "99999999999999999999"] {
+            let e = parse_err(&ssh(&format!(", port: {v}")));
+            assert!(
+                e.starts_with("targets.yaml:18:")
+                    && e.contains("targets[1].ssh.port: ")
+                    && e.ends_with("expected a TCP port from 1 to 65535"),
+                "{v}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_nesting_is_bounded_before_parsing() {
+        let c = parse(Path::new("t.yaml"), &format!("\u{feff}{GOOD}")).unwrap();
+        assert_eq!(c.targets.len(), 2);
+        let bomb = GOOD.replace(
+            "packages: []",
+            &format!("packages: {}", "[".repeat(100_000)),
+        );
+        assert_eq!(
+            parse_err(&bomb),
+            "targets.yaml:16:28: nested deeper than 16 levels, the limit for a targets file (its own structure is 5 deep)"
+        );
+    }
+
+    #[test]
     fn value_errors_name_the_target_line() {
         let bad = GOOD.replace("    emulator: qemu-aarch64\n", "");
         let e = parse_err(&bad);
@@ -645,7 +750,7 @@ targets:
         assert_eq!(lse.codegen_flags(), ["-C target-feature=+crt-static,+lse"]);
         assert_eq!(lse.qemu_cpu.as_deref(), Some("neoverse-n1"));
         // The x86_64 entry's line is still found past the nested list.
-        let bad = text.replace("    timeout_secs: 5", "    timeout_secs: 0");
+        let bad = text.replace("    packages: []", "    packages: [Gcc]");
         assert!(
             parse_err(&bad).starts_with("targets.yaml:18: target 'x86_64'"),
             "{}",
@@ -668,6 +773,16 @@ targets:
             &VARIANTS.replace("qemu_cpu: cortex-a53", "cpu: cortex-a53"),
         ));
         assert!(e.contains("unknown field `cpu`"), "{e}");
+        // Two targets' variants that would be one target.
+        let text = with("    variants:\n      - name: b-c\n")
+            .replace("name: aarch64", "name: a")
+            .replace("name: x86_64", "name: a-b")
+            .replace("runner: native", "runner: qemu\n    emulator: qemu-x86_64")
+            .replace(
+                "enabled: false",
+                "enabled: false\n    variants:\n      - name: c",
+            );
+        assert_eq!(parse_err(&text), "targets.yaml:14: target 'a-b': variant 'c' would be target 'a-b-c', which a variant of 'a' already is");
         // A native target has no emulator to model a CPU.
         let native = GOOD.replace(
             "    timeout_secs: 5",

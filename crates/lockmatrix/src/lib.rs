@@ -4,7 +4,7 @@
 //!
 //! - [`config`]: `targets.yaml`; [`select`]: `--targets` and `--suites`;
 //! - [`toolchain`] and [`readiness`]: what builds and runs each target, or
-//!   what is missing;
+//!   what is missing; [`cpu`]: whether those tools know its CPU choices;
 //! - [`build`]: cross-building the suites (and [`plugin`], the QEMU
 //!   instruction counter);
 //! - [`runner`]: running a suite binary natively, under QEMU or over ssh;
@@ -24,6 +24,7 @@ pub mod build;
 pub mod cache;
 pub mod ci;
 pub mod config;
+pub mod cpu;
 pub mod escape;
 pub mod file;
 pub mod gate;

@@ -2,6 +2,7 @@
 //! which Debian package provides it: `doctor` shows it, `matrix` uses it.
 
 use crate::config::{RunnerKind, Target};
+use crate::cpu::{self, ChoiceError};
 use crate::toolchain::{self, command_version, which, Toolchain};
 use std::path::PathBuf;
 use std::process::Command;
@@ -15,6 +16,11 @@ pub struct Readiness {
     /// The emulator that counts a native or ssh target's instructions
     /// (`counted_under`); `None` when it has none.
     pub counter: Option<Result<PathBuf, String>>,
+    /// The CPU choices (`target_features`, `target_cpu`, `qemu_cpu`) that
+    /// the toolchain or emulator above does not know: bad input, not a
+    /// missing tool, so never in [`Readiness::missing`]. Those of a missing
+    /// tool are not checked.
+    pub choices: Vec<ChoiceError>,
 }
 
 impl Readiness {
@@ -54,11 +60,31 @@ pub fn check(t: &Target, need: toolchain::Version) -> Readiness {
     };
     let emulator =
         (t.runner == RunnerKind::Qemu).then(|| find(t.emulator.as_deref().unwrap_or_default()));
+    let counter = t.counted_under.as_deref().map(find);
+    let toolchain = toolchain::discover(&t.triple, need);
+    let label = toolchain
+        .as_ref()
+        .map(|tc| format!("{} [{}]", tc.label, tc.version()));
+    // The emulator that models `qemu_cpu`: the runner's, or the counter's.
+    let modeller = emulator
+        .as_ref()
+        .or(counter.as_ref())
+        .and_then(|e| e.as_ref().ok());
+    let tools = cpu::Tools {
+        rustc: toolchain
+            .as_ref()
+            .ok()
+            .zip(label.as_ref().ok())
+            .map(|(tc, label)| (tc.rustc.as_path(), label.as_str())),
+        emulator: modeller.map(PathBuf::as_path),
+    };
+    let choices = cpu::check(t, &tools);
     Readiness {
-        toolchain: toolchain::discover(&t.triple, need),
+        toolchain,
         linker,
         emulator,
-        counter: t.counted_under.as_deref().map(find),
+        counter,
+        choices,
     }
 }
 

@@ -53,32 +53,56 @@ pub fn targets(config: &Config, names: Option<&str>) -> Result<Vec<Selected>> {
             .collect());
     };
     let mut wanted = vec![false; config.targets.len()];
-    for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let mut hit = false;
-        for (i, t) in config.targets.iter().enumerate() {
-            if name == "all" || name == t.name || name == t.triple || name == t.class {
-                wanted[i] = true;
-                hit = true;
+    // The targets each name, triple and class selects, so each word of
+    // --targets costs what it selects, not a pass over every target.
+    let mut by_word: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (i, t) in config.targets.iter().enumerate() {
+        for word in [t.name.as_str(), t.triple.as_str(), t.class.as_str()] {
+            let hits = by_word.entry(word).or_default();
+            if hits.last() != Some(&i) {
+                hits.push(i);
             }
         }
+    }
+    let mut all = false;
+    for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let hit = if name == "all" {
+            all = true;
+            true
+        } else if let Some(hits) = by_word.get(name) {
+            hits.iter().for_each(|&i| wanted[i] = true);
+            true
+        } else {
+            false
+        };
         if !hit {
+            // Each name once, in file order, in linear time.
+            let mut seen = std::collections::HashSet::new();
             let mut valid: Vec<&str> = vec!["all"];
             for t in &config.targets {
                 // A target's variants share its triple.
                 for v in [t.name.as_str(), t.triple.as_str()] {
-                    if !valid.contains(&v) {
+                    if seen.insert(v) {
                         valid.push(v);
                     }
                 }
             }
-            let mut classes: Vec<&str> = config.targets.iter().map(|t| t.class.as_str()).collect();
-            classes.dedup();
+            let mut seen = std::collections::HashSet::new();
+            let classes: Vec<&str> = config
+                .targets
+                .iter()
+                .map(|t| t.class.as_str())
+                .filter(|c| seen.insert(*c))
+                .collect();
             bail!(
                 "unknown target '{name}' in --targets. Valid names: {}; classes: {}",
                 valid.join(", "),
                 classes.join(", ")
             );
         }
+    }
+    if all {
+        wanted.fill(true);
     }
     if !wanted.contains(&true) {
         bail!("--targets selected nothing");

@@ -27,18 +27,38 @@ impl Toolchain {
     }
 }
 
-/// First line of a `--version`-style command's stdout.
+/// First line of a `--version`-style command's stdout. Asked once per
+/// program and arguments in a process: every target that shares a
+/// compiler, linker or emulator shares its answer. A failure is not kept:
+/// the program may be installed later in the run.
 pub fn command_version(cmd: &mut Command) -> String {
-    match cmd.output() {
+    use std::collections::HashMap;
+    use std::ffi::OsString;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<Vec<OsString>, String>>> = OnceLock::new();
+    let key: Vec<OsString> = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(OsString::from)
+        .collect();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(v) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return v.clone();
+    }
+    let version = match cmd.output() {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
             .lines()
             .next()
             .unwrap_or("")
             .trim()
             .to_string(),
-        Ok(o) => format!("unknown ({})", o.status),
-        Err(e) => format!("unknown ({e})"),
-    }
+        Ok(o) => return format!("unknown ({})", o.status),
+        Err(e) => return format!("unknown ({e})"),
+    };
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, version.clone());
+    version
 }
 
 /// Looks a program up in `PATH` (or takes it as a path when it has a slash).

@@ -6,6 +6,7 @@ use super::resolve;
 use crate::flags::Selection;
 use anyhow::{bail, Result};
 use lockmatrix::config::{Config, RunnerKind};
+use lockmatrix::cpu::{BadChoices, ChoiceError};
 use lockmatrix::readiness;
 use lockmatrix::select::{self, Selected};
 use lockmatrix::{config, toolchain};
@@ -15,16 +16,30 @@ pub fn run(root: &Path, selection: Selection) -> Result<bool> {
     let config = config::load(&resolve(root, &selection.config))?;
     let targets = select::targets(&config, selection.targets.as_deref())?;
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
-    if report(&config, &targets, need) {
+    let mut bad = Vec::new();
+    if report(&config, &targets, need, &mut bad) {
         Ok(true)
+    } else if !bad.is_empty() {
+        // A CPU choice its tools do not know is bad input: say which.
+        Err(BadChoices {
+            path: config.path.clone(),
+            errors: bad,
+        }
+        .into())
     } else {
         bail!("some targets are not ready: see above")
     }
 }
 
-/// Prints the report; returns whether every selected target is ready.
-/// `need` is the suites' `rust-version`.
-fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> bool {
+/// Prints the report; returns whether every selected target is ready, and
+/// adds to `bad` the CPU choices their tools do not know. `need` is the
+/// suites' `rust-version`.
+fn report(
+    config: &Config,
+    selected: &[Selected],
+    need: toolchain::Version,
+    bad: &mut Vec<ChoiceError>,
+) -> bool {
     outln!(
         "lockmatrix doctor: {} ({} targets); suites need Rust {need} or newer (rust-version)",
         config.path.display(),
@@ -35,12 +50,13 @@ fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> b
     for s in selected {
         let t = &s.target;
         let r = readiness::check(t, need);
-        let state = match (&s.skip, r.missing()) {
+        let fine = r.missing().is_none() && r.choices.is_empty();
+        let state = match (&s.skip, fine) {
             (Some(why), _) => format!("not run: {why}"),
-            (None, Some(_)) => "NOT READY".to_string(),
-            (None, None) => "ready".to_string(),
+            (None, false) => "NOT READY".to_string(),
+            (None, true) => "ready".to_string(),
         };
-        ready &= s.skip.is_some() || r.missing().is_none();
+        ready &= s.skip.is_some() || fine;
         outln!(
             "\n{} ({}, {}, runner {}): {state}",
             t.name,
@@ -101,6 +117,12 @@ fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> b
                 t.codegen_flags().join(" ")
             );
         }
+        for e in &r.choices {
+            outln!("  cpu        UNKNOWN: {e}");
+        }
+        if s.skip.is_none() {
+            bad.extend(r.choices);
+        }
     }
     if !ready {
         let mut pkgs: Vec<String> = selected
@@ -110,6 +132,10 @@ fn report(config: &Config, selected: &[Selected], need: toolchain::Version) -> b
             .collect();
         pkgs.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
         let missing = crate::packages::missing(&pkgs);
+        if missing.is_empty() {
+            // Nothing to install: what is wrong is said above.
+            return ready;
+        }
         outln!("\nmissing Debian packages: {}", missing.join(" "));
         outln!(
             "install with: apt-get install -y --no-install-recommends {}",

@@ -42,15 +42,17 @@ pub fn run(root: &Path) -> Result<bool> {
         }
     }
 
+    // Drift from targets.yaml, and ci/actions.rs' rules: every action
+    // pinned by commit with its version, no checkout credential kept.
     let drift = ci::check(root, &config)?;
     if !drift.is_empty() {
         errln!(
-            "cargo xtask test: the workflows differ from targets.yaml:\n{}",
+            "cargo xtask test: the workflows differ from targets.yaml or break the workflow rules:\n{}",
             drift.join("\n")
         );
         return Ok(false);
     }
-    outln!("workflows match targets.yaml");
+    outln!("workflows match targets.yaml and pin every action by commit");
     if let Err(e) = actionlint(&sh) {
         errln!("cargo xtask test: actionlint: {e:#}");
         return Ok(false);

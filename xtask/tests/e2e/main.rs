@@ -14,6 +14,7 @@ mod against;
 mod bad_input;
 mod ci;
 mod gate;
+mod hostile_config;
 mod html;
 mod insns;
 mod matrix;

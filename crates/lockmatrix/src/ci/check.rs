@@ -83,3 +83,51 @@ pub fn check_files(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<Strin
     lines.extend(extra);
     Ok(lines)
 }
+
+/// Holds every committed workflow under `root` (generated or not) and every
+/// rendered one in `files` to the rules of [`super::actions`]: actions
+/// pinned by commit with a version comment, no checkout that keeps its
+/// credential in a job that does not push. A rendered file that is
+/// committed as it is rendered is reported once.
+pub fn check_rules(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    let dir = root.join(WORKFLOWS_DIR);
+    let mut committed: Vec<(PathBuf, String)> = Vec::new();
+    if dir.is_dir() {
+        for entry in
+            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
+        {
+            let name = entry?.file_name();
+            let rel = Path::new(WORKFLOWS_DIR).join(&name);
+            let yaml = Path::new(&name)
+                .extension()
+                .is_some_and(|e| e == "yml" || e == "yaml");
+            if !yaml {
+                continue;
+            }
+            let text = std::fs::read_to_string(root.join(&rel))
+                .with_context(|| format!("reading {}", rel.display()))?;
+            committed.push((rel, text));
+        }
+    }
+    committed.sort();
+    for (rel, text) in &committed {
+        lines.extend(
+            super::actions::check(rel, text)
+                .iter()
+                .map(|p| p.to_string()),
+        );
+    }
+    for (rel, text) in files {
+        if committed.iter().any(|(r, t)| r == rel && t == text) {
+            continue;
+        }
+        let shown = PathBuf::from(format!("{} (as rendered)", rel.display()));
+        lines.extend(
+            super::actions::check(&shown, text)
+                .iter()
+                .map(|p| p.to_string()),
+        );
+    }
+    Ok(lines)
+}

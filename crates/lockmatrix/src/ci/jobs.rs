@@ -122,7 +122,9 @@ fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
     // jobs on hosted runners build in the pinned image.
     let container = (t.runner != RunnerKind::Native && !self_hosted).then_some(DEBIAN_IMAGE);
     let ssh_secret = ssh.then(|| crate::runner::ssh::key_variable(&t.name));
-    let suite_secs = suites * config.timeout_secs(t);
+    // Saturating: a timeout from targets.yaml is at most a day, but a
+    // config built in code is not checked.
+    let suite_secs = suites.saturating_mul(config.timeout_secs(t));
     Ok(Job {
         id: format!("target-{}", t.name.replace('.', "_")),
         target: t.name.to_string(),
@@ -135,7 +137,7 @@ fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
         environment,
         guarded: self_hosted || ssh,
         ssh_secret,
-        timeout_minutes: JOB_OVERHEAD_MINUTES + suite_secs.div_ceil(60),
+        timeout_minutes: JOB_OVERHEAD_MINUTES.saturating_add(suite_secs.div_ceil(60)),
     })
 }
 
@@ -146,17 +148,20 @@ pub fn jobs(config: &Config) -> Result<Vec<Job>> {
         .filter(|s| !s.test_only)
         .count() as u64;
     let mut jobs: Vec<Job> = Vec::new();
+    // Job id to its index in `jobs`: one lookup per target.
+    let mut ids: std::collections::HashMap<String, usize> = Default::default();
     for t in config.targets.iter().filter(|t| t.enabled) {
         let j = job(config, t, suites)?;
-        if let Some(other) = jobs.iter().find(|o| o.id == j.id) {
+        if let Some(&other) = ids.get(&j.id) {
             bail!(
                 "{}: targets '{}' and '{}' would both be CI job '{}': rename one",
                 config.path.display(),
-                other.target,
+                jobs[other].target,
                 j.target,
                 j.id
             );
         }
+        ids.insert(j.id.clone(), jobs.len());
         jobs.push(j);
     }
     if jobs.is_empty() {

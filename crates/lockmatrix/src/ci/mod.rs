@@ -3,6 +3,8 @@
 //! - [`jobs`]: what runs for each target, and where;
 //! - [`render`](mod@render): the minijinja templates in `xtask/templates/`;
 //! - [`check`](mod@check): drift between the committed files and a fresh rendering;
+//! - [`actions`]: the third-party actions, pinned by commit, and the rules
+//!   every workflow is held to (pins, no kept checkout credential);
 //! - [`merge`]: one run from the runs of CI's per-target jobs.
 //!
 //! Three workflows: `lockmatrix.yml` (a job per enabled target, then a gate
@@ -10,6 +12,7 @@
 //! on the pull request with a write token the forked run never holds) and
 //! `lockmatrix-baselines.yml` (records baselines and opens a pull request).
 
+pub mod actions;
 pub mod check;
 pub mod jobs;
 pub mod merge;
@@ -42,11 +45,16 @@ pub fn generate(root: &Path, config: &Config) -> Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-/// Compares the committed workflows with a fresh rendering: an empty list
-/// when identical, else one line per drifted, missing or extra file naming
-/// the file (and, when drifted, the first differing line in both versions).
+/// Compares the committed workflows with a fresh rendering, and holds both
+/// to [`actions`]' rules: an empty list when identical and within the
+/// rules, else one line per drifted, missing or extra file naming the file
+/// (and, when drifted, the first differing line in both versions) and one
+/// per broken rule.
 pub fn check(root: &Path, config: &Config) -> Result<Vec<String>> {
-    check::check_files(root, &render(config)?)
+    let files = render(config)?;
+    let mut lines = check::check_files(root, &files)?;
+    lines.extend(check::check_rules(root, &files)?);
+    Ok(lines)
 }
 
 /// Combines several runs (CI's per-target jobs) into one run in `out`; see

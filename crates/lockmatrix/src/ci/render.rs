@@ -64,6 +64,10 @@ struct Vars {
     hosted: &'static str,
     fork_guard: &'static str,
     comment_marker: &'static str,
+    /// `uses:` values with their version comments, by key (ci/actions.rs).
+    actions: std::collections::BTreeMap<&'static str, String>,
+    /// Jobs whose checkout keeps its credential.
+    persist_credentials: &'static [&'static str],
     jobs: Vec<Job>,
     disabled: Vec<String>,
 }
@@ -100,6 +104,11 @@ pub fn render(config: &Config) -> Result<Vec<(PathBuf, String)>> {
         hosted: jobs::HOSTED,
         fork_guard: jobs::FORK_GUARD,
         comment_marker: jobs::COMMENT_MARKER,
+        actions: super::actions::ACTIONS
+            .iter()
+            .map(|(key, a)| (*key, a.uses()))
+            .collect(),
+        persist_credentials: super::actions::PERSIST_CREDENTIALS,
         jobs: jobs::jobs(config)?,
         disabled: jobs::disabled(config),
     };

@@ -16,6 +16,7 @@ pub use plan::{rounds, AB_ROUNDS};
 
 use crate::build::{self, Built, Job, Tree};
 use crate::config::{Config, RunnerKind, Target};
+use crate::cpu::BadChoices;
 use crate::host;
 use crate::name;
 use crate::observe::{Event, Observer};
@@ -143,18 +144,32 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
     }
 }
 
+/// What [`set_up`] settled: each selected target's record and, for those
+/// that can be built, the build job it shares.
+type SetUp<'a> = (Vec<TargetResult>, Vec<Job<'a>>, Vec<Option<usize>>);
+
 /// Each selected target's record and, for those that can be built, the
 /// build job it shares (two hosts of one architecture run the same
-/// binaries). What is missing marks that target failed, not the run.
+/// binaries). What is missing marks that target failed, not the run; a
+/// CPU choice its tools do not know (any selected target's) is bad input
+/// and fails the whole run before anything is built.
 fn set_up<'a>(
+    config: &Config,
     selected: &'a [Selected],
     need: toolchain::Version,
     cache: &Path,
-) -> (Vec<TargetResult>, Vec<Job<'a>>, Vec<Option<usize>>) {
+) -> std::result::Result<SetUp<'a>, BadChoices> {
+    let mut bad = Vec::new();
     let (mut targets, mut jobs, mut job_of) = (Vec::new(), Vec::<Job>::new(), Vec::new());
+    // (triple, codegen flags) to the job that builds them.
+    let mut job_for: std::collections::HashMap<(name::Name, Vec<String>), usize> =
+        Default::default();
     for s in selected {
         let t = &s.target;
-        let ready = readiness::check(t, need);
+        let mut ready = readiness::check(t, need);
+        if s.skip.is_none() {
+            bad.append(&mut ready.choices);
+        }
         let mut result = target_result(t, &ready);
         let mut job = None;
         if let Some(why) = &s.skip {
@@ -169,13 +184,12 @@ fn set_up<'a>(
             ));
         } else if let Some(missing) = ready.missing() {
             result.status = Status::Failed(Failure::SetUp { missing });
-        } else if let Some(same) = jobs.iter().position(|j| {
-            j.target.triple == t.triple && j.target.codegen_flags() == t.codegen_flags()
-        }) {
+        } else if let Some(&same) = job_for.get(&(t.triple.clone(), t.codegen_flags())) {
             // Two hosts of one architecture and CPU choice run the same binaries.
             job = Some(same);
         } else {
             job = Some(jobs.len());
+            job_for.insert((t.triple.clone(), t.codegen_flags()), jobs.len());
             jobs.push(Job {
                 target: t,
                 toolchain: ready.toolchain.clone().expect("ready"),
@@ -186,7 +200,13 @@ fn set_up<'a>(
         targets.push(result);
         job_of.push(job);
     }
-    (targets, jobs, job_of)
+    if !bad.is_empty() {
+        return Err(BadChoices {
+            path: config.path.clone(),
+            errors: bad,
+        });
+    }
+    Ok((targets, jobs, job_of))
 }
 
 /// The binaries of one build, with their hashes recorded in `target`.
@@ -372,6 +392,8 @@ pub fn run(
     observer: &dyn Observer,
 ) -> Result<Outcome> {
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
+    // Before the run directory: an unknown CPU choice writes nothing.
+    let (targets, jobs, job_of) = set_up(config, selected, need, &prepared.cache)?;
     let started = host::utc(host::now_secs());
     let (run_id, dir) = results::new_run_dir(&opts.results_dir, &started)?;
     std::fs::create_dir_all(dir.join("logs"))?;
@@ -381,7 +403,6 @@ pub fn run(
         suites: suites.len(),
         dir: &dir,
     });
-    let (targets, jobs, job_of) = set_up(selected, need, &prepared.cache);
     let mut run = Run {
         format: results::FORMAT_VERSION,
         run_id,

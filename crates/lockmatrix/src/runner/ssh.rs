@@ -184,9 +184,10 @@ impl Remote {
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect(),
         };
+        // Saturating: the timeout is the caller's (targets.yaml bounds its own).
+        let local = timeout.saturating_add(Duration::from_secs(30));
         let mut outcome =
-            crate::runner::execute(&inv, Path::new("/"), timeout + Duration::from_secs(30))
-                .map_err(|e| e.to_string())?;
+            crate::runner::execute(&inv, Path::new("/"), local).map_err(|e| e.to_string())?;
         let marker = outcome
             .stderr
             .lines()
