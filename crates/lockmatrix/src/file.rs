@@ -149,6 +149,14 @@ pub fn open_regular(path: &Path) -> Result<std::fs::File, FileError> {
 /// The bytes of the regular file `path`, if it holds at most `limit`.
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
     let file = open_regular(path)?;
+    // A file that says it is too large is refused unread (a sparse 1 TB
+    // file costs nothing); one that grows while read stops at the limit.
+    if file.metadata().is_ok_and(|m| m.len() > limit) {
+        return Err(FileError::TooLarge {
+            path: path.into(),
+            limit,
+        });
+    }
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)

@@ -29,6 +29,11 @@ fn first_line_with(path: &str, key: &str) -> Option<String> {
         })
 }
 
+/// Whether the checkout at `root` has uncommitted changes to tracked files.
+pub fn dirty(root: &Path) -> bool {
+    collect(root).lockmatrix_dirty
+}
+
 pub fn collect(root: &Path) -> Host {
     let git = |args: &[&str]| {
         Command::new("git")

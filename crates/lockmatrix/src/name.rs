@@ -21,9 +21,28 @@ pub const MAX_LEN: usize = 64;
 /// A checked name: 1 to [`MAX_LEN`] ASCII letters, digits, `.`, `_` or
 /// `-`, starting with a letter or digit (so never `.`, `..` or a hidden
 /// file's name, and never an option to a command).
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(into = "String")]
 pub struct Name(String);
+
+/// Checked as it is read, the error from the string's own deserializer so
+/// that the message carries its place (`targets[0].class`, line and
+/// column).
+impl<'de> Deserialize<'de> for Name {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Name;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a name")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Name, E> {
+                Name::parse(s).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
 
 /// Why a string is not a [`Name`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,7 +294,7 @@ mod tests {
         let err = serde_json::from_str::<T>(r#"{"name": "../x"}"#).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "name `../x`: does not start with a letter or digit; expected 1 to 64 letters, digits, `.`, `_` or `-`, starting with a letter or digit at line 1 column 16"
+            "name `../x`: does not start with a letter or digit; expected 1 to 64 letters, digits, `.`, `_` or `-`, starting with a letter or digit at line 1 column 15"
         );
         let ok: T = serde_json::from_str(r#"{"name":"ticket"}"#).unwrap();
         assert_eq!(ok.name, "ticket");

@@ -27,6 +27,14 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         no_insns: args.no_insns,
     };
     let prepared = matrix::prepare(root, &opts)?;
+    if let Some(base) = &prepared.base {
+        if lockmatrix::host::dirty(root) {
+            errln!(
+                "note: the working tree has uncommitted changes: the head side is this tree as it is, not a commit; run.json records it (lockmatrix_dirty), and --against {} is compared with it",
+                lockmatrix::escape::prefix(&base.commit, 12)
+            );
+        }
+    }
     for old in prepared.removed_worktrees() {
         errln!("removed the old --against worktree {}", old.display());
     }

@@ -1,256 +1,219 @@
-//! Bad input, one case per way a user has broken lockmatrix: each gets
-//! the exit status the README promises (2 for bad input or set-up), a
-//! message naming the file, line or flag, and leaves the results and the
-//! baselines byte for byte as they were. Nothing hangs or panics.
-
-use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Output;
-use std::time::{Duration, Instant};
+//! Bad and hostile input, one test per case, each named after what it
+//! proves: a run directory, a baseline or an artifact from a stranger's CI
+//! job, an option out of range, a destination that is not a file. Each gets
+//! the exit status the README promises (2 for bad input or set-up, 1 for a
+//! failed gate), a first line that names what is wrong, and leaves the
+//! lab's results, baselines and cache byte for byte as they were, with
+//! nothing created beside them ([`Lab::case`]). Nothing hangs or panics.
 
 use crate::common::*;
+use crate::lab::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
-/// Every file under `dir` with the hash of its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
-    let mut out = BTreeMap::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else {
-                out.insert(
-                    p.clone(),
-                    sha256_hex(&std::fs::read(&p).unwrap_or_default()),
-                );
-            }
-        }
-    }
-    out
+/// Asserts that the output says `what` somewhere.
+fn says(out: &Output, what: &str) {
+    let all = text(out);
+    assert!(all.contains(what), "expected `{what}` in:\n{all}");
 }
 
-/// The place all cases share: a real run, its baselines, a results dir.
-struct Lab {
-    dir: PathBuf,
-    results: PathBuf,
-    baselines: PathBuf,
-    run: PathBuf,
+/// `matrix` of x86_64 with `flag`, refused before anything is built.
+fn refused_matrix_option(name: &str, flag: &str, first: &str) {
+    let lab = Lab::new(name);
+    let (out, _) = lab.case(
+        &[
+            "matrix",
+            "--no-install",
+            "--targets",
+            "x86_64",
+            flag,
+            "--results",
+            "{results}",
+        ],
+        2,
+        first,
+    );
+    assert!(!text(&out).contains("built in"), "built before refusing");
 }
-
-impl Lab {
-    fn new() -> Lab {
-        let dir = std::env::temp_dir().join(format!("lockmatrix-bad-input-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let (results, baselines) = (dir.join("results"), dir.join("baselines"));
-        let run = native_atomic_run(&results, &["--rounds", "3"]);
-        record_baselines(&run, &baselines);
-        Lab {
-            dir,
-            results,
-            baselines,
-            run,
-        }
-    }
-
-    /// Runs `args`; asserts the exit status, that stderr/stdout contains
-    /// every `expect`, and that results and baselines are unchanged.
-    fn case(&self, name: &str, args: &[&str], status: i32, expect: &[&str]) -> Output {
-        let before = (snapshot(&self.results), snapshot(&self.baselines));
-        let start = Instant::now();
-        let out = xtask(args);
-        let took = start.elapsed();
-        let all = text(&out);
-        assert_eq!(out.status.code(), Some(status), "{name}: {all}");
-        for e in expect {
-            assert!(all.contains(e), "{name}: expected `{e}` in:\n{all}");
-        }
-        assert!(!all.contains("panicked"), "{name}: {all}");
-        assert_eq!(
-            (snapshot(&self.results), snapshot(&self.baselines)),
-            before,
-            "{name} changed files"
-        );
-        eprintln!("{name}: exit {status} in {took:.1?}: {}", first_line(&out));
-        out
-    }
-
-    /// A copy of the run under results/, changed by `edit`.
-    fn edited_run(&self, name: &str, edit: impl FnOnce(&Path)) -> PathBuf {
-        let copy = self.results.join(name);
-        copy_dir(&self.run, &copy);
-        edit(&copy);
-        copy
-    }
-}
-
-/// The first timing cell of a baseline file.
-fn first_timing_cell(v: &mut Value) -> &mut Value {
-    v["cells"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|c| c["metric"] == "ticks_per_op")
-        .unwrap()
-}
-
-fn first_line(out: &Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr);
-    err.lines()
-        .find(|l| l.starts_with("error"))
-        .or_else(|| err.lines().next())
-        .unwrap_or("")
-        .to_string()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
-fn edit_json(path: &Path, edit: impl FnOnce(&mut Value)) {
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    edit(&mut v);
-    std::fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
-}
-
-/// A targets file with one target whose `key: value` line is replaced.
-fn targets_with(lab: &Lab, name: &str, text: &str) -> PathBuf {
-    let path = lab.dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-const SSH_TARGETS: &str = "defaults:\n  timeout_secs: 60\ntargets:\n  - name: box\n    class: arm64\n    triple: aarch64-unknown-linux-gnu\n    runner: ssh\n    linker: aarch64-linux-gnu-gcc\n    packages: []\n    enabled: true\n    ssh: {host: HOST, port: 22, user: USER}\n";
 
 #[test]
-fn every_bad_input_gets_exit_2_a_clear_message_and_loses_nothing() {
-    let _cpus = shared_cpus();
-    let lab = Lab::new();
-    let (r, b) = (s(&lab.results).to_string(), s(&lab.baselines).to_string());
-    let run = s(&lab.run).to_string();
+fn a_negative_delta_is_refused_before_any_build() {
+    refused_matrix_option("delta", "--delta=-1", "error: gate delta is -1");
+}
 
-    // Options are checked before anything is built.
-    for (name, flag, expect) in [
-        ("negative delta", "--delta=-1", "gate delta is -1"),
-        ("alpha 2", "--alpha=2", "gate alpha is 2"),
-        ("rounds 0", "--rounds=0", "--rounds"),
-        ("timeout 0", "--timeout=0", "--timeout"),
-    ] {
-        let out = lab.case(
-            name,
-            &[
-                "matrix",
-                "--no-install",
-                "--targets",
-                "x86_64",
-                flag,
-                "--results",
-                &r,
-            ],
-            2,
-            &[expect],
-        );
-        assert!(
-            !text(&out).contains("built in"),
-            "{name}: built before refusing"
-        );
-    }
-    // --results that cannot hold a run: on a read-only file system, a
-    // directory of one, a file.
-    let a_file = lab.dir.join("a-file");
-    std::fs::write(&a_file, "x").unwrap();
-    for (name, dir) in [
-        ("results on procfs", "/proc/lockmatrix-x".to_string()),
-        ("results read-only dir", "/proc/self".to_string()),
-        ("results is a file", s(&a_file).to_string()),
-    ] {
-        lab.case(
-            name,
+#[test]
+fn an_alpha_of_two_is_refused_before_any_build() {
+    refused_matrix_option("alpha", "--alpha=2", "error: gate alpha is 2");
+}
+
+#[test]
+fn zero_rounds_are_refused_before_any_build() {
+    refused_matrix_option(
+        "rounds",
+        "--rounds=0",
+        "error: invalid value '0' for '--rounds",
+    );
+}
+
+#[test]
+fn a_zero_timeout_is_refused_before_any_build() {
+    refused_matrix_option(
+        "timeout",
+        "--timeout=0",
+        "error: invalid value '0' for '--timeout",
+    );
+}
+
+#[test]
+fn a_gate_report_to_a_device_is_refused_before_any_build() {
+    refused_matrix_option(
+        "markdown-dev",
+        "--markdown=/dev/full",
+        "error: /dev/full: is a device; expected a regular file to write",
+    );
+}
+
+#[test]
+fn results_on_a_read_only_file_system_are_refused() {
+    let lab = Lab::new("results-procfs");
+    for dir in ["/proc/lockmatrix-x", "/proc/self"] {
+        let (out, _) = lab.case(
             &[
                 "matrix",
                 "--no-install",
                 "--targets",
                 "x86_64",
                 "--results",
-                &dir,
+                dir,
             ],
             2,
-            &["--results", "expected a writable directory"],
+            &format!("error: --results {dir}: "),
         );
+        says(&out, "expected a writable directory");
     }
+}
 
-    // Runs that are not there, not whole, or damaged.
+#[test]
+fn results_that_are_a_file_are_refused() {
+    let lab = Lab::new("results-file");
+    let file = lab.file("a-file", "x");
+    lab.case(
+        &[
+            "matrix",
+            "--no-install",
+            "--targets",
+            "x86_64",
+            "--results",
+            s(&file),
+        ],
+        2,
+        &format!("error: --results {}: cannot create it", s(&file)),
+    );
+}
+
+#[test]
+fn a_run_that_is_not_there_is_named_by_gate_and_report() {
+    let lab = Lab::new("nosuch");
     let nosuch = lab.results.join("nosuch");
-    lab.case(
-        "gate nosuch",
-        &["gate", s(&nosuch), "--baselines", &b],
-        2,
-        &["no such run directory"],
-    );
-    lab.case(
-        "report nosuch",
-        &["report", s(&nosuch)],
-        2,
-        &["no such run directory"],
-    );
-    let truncated = lab.edited_run("truncated", |d| {
+    for cmd in [vec!["gate", s(&nosuch)], vec!["report", s(&nosuch)]] {
+        let (out, _) = lab.case(&cmd, 2, "using run");
+        says(
+            &out,
+            &format!("error: {}: no such run directory", s(&nosuch)),
+        );
+    }
+}
+
+#[test]
+fn a_truncated_run_json_is_named_as_cut_short() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("truncated");
+    let run = lab.edited_run("20300101T000000Z", |d| {
         let text = std::fs::read_to_string(d.join("run.json")).unwrap();
         std::fs::write(d.join("run.json"), &text[..text.len() / 2]).unwrap();
     });
-    lab.case(
-        "truncated run.json",
-        &["gate", s(&truncated), "--baselines", &b],
+    let (out, _) = lab.case(
+        &["gate", s(&run), "--baselines", "{baselines}"],
         2,
-        &["run.json: not a lockmatrix run", "cut short"],
+        "using run",
     );
-    for (name, edit) in [
-        ("garbage jsonl", "garbage"),
-        ("truncated jsonl", "truncate"),
-        ("deleted jsonl", "delete"),
-    ] {
-        let damaged = lab.edited_run(&name.replace(' ', "-"), |d| {
-            let f = d.join("x86_64/atomic.jsonl");
-            match edit {
-                "garbage" => std::fs::write(&f, "not json\n").unwrap(),
-                "truncate" => {
-                    let bytes = std::fs::read(&f).unwrap();
-                    std::fs::write(&f, &bytes[..bytes.len() / 2]).unwrap()
-                }
-                _ => std::fs::remove_file(&f).unwrap(),
-            }
-        });
-        for cmd in [
-            vec!["gate", s(&damaged), "--baselines", &b],
-            vec!["report", s(&damaged)],
-            vec![
-                "baseline",
-                "update",
-                "--from",
-                s(&damaged),
-                "--baselines",
-                &b,
-            ],
-        ] {
-            lab.case(name, &cmd, 2, &["x86_64/atomic.jsonl"]);
-        }
-        std::fs::remove_dir_all(&damaged).unwrap();
-    }
-    std::fs::remove_dir_all(&truncated).unwrap();
+    says(&out, "run.json: not a lockmatrix run");
+    says(&out, "cut short");
+}
 
-    // An interrupted run (Ctrl-C) is marked, skipped by name, refused.
-    let mut matrix = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
-    // Ctrl-C reaches a foreground process whose SIGINT is the default; a
-    // test run started in the background (`cmd &` in a script) inherits it
+/// A copy of the lab's run whose suite output is changed by `edit`; gate,
+/// report and baseline update each refuse it, naming the file.
+fn damaged_output(name: &str, edit: impl FnOnce(&Path)) {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run(name);
+    let run = lab.edited_run("20300101T000000Z", |d| edit(&d.join("x86_64/atomic.jsonl")));
+    for cmd in [
+        vec!["gate", s(&run), "--baselines", "{baselines}"],
+        vec!["report", s(&run)],
+        vec![
+            "baseline",
+            "update",
+            "--from",
+            s(&run),
+            "--baselines",
+            "{baselines}",
+        ],
+    ] {
+        let (out, _) = lab.case(&cmd, 2, "using run");
+        says(&out, "x86_64/atomic.jsonl");
+    }
+}
+
+#[test]
+fn garbage_in_a_suites_output_is_named() {
+    damaged_output("garbage-jsonl", |f| {
+        std::fs::write(f, "not json\n").unwrap()
+    });
+}
+
+#[test]
+fn a_truncated_suite_output_is_named() {
+    damaged_output("truncated-jsonl", |f| {
+        let bytes = std::fs::read(f).unwrap();
+        std::fs::write(f, &bytes[..bytes.len() / 2]).unwrap()
+    });
+}
+
+#[test]
+fn a_deleted_suite_output_is_named() {
+    damaged_output("deleted-jsonl", |f| std::fs::remove_file(f).unwrap());
+}
+
+#[test]
+fn a_suite_output_linked_to_dev_zero_is_refused_not_read() {
+    damaged_output("linked-jsonl", |f| {
+        std::fs::remove_file(f).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", f).unwrap();
+    });
+}
+
+/// Starts `matrix` of x86_64's rwsem suite into the lab's results with the
+/// real cache, waits until it is running its rounds, and stops it with
+/// `signal`; returns the interrupted run's directory.
+fn interrupted_run(lab: &Lab, signal: i32) -> PathBuf {
+    let mut matrix = lab.command(&[
+        "matrix",
+        "--no-install",
+        "--no-insns",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "rwsem",
+        "--rounds",
+        "20",
+        "--results",
+        "{results}",
+    ]);
+    matrix.env_remove("LOCKMATRIX_CACHE");
+    // A signal reaches a process whose disposition is the default; a test
+    // run started in the background (`cmd &` in a script) inherits SIGINT
     // ignored, so restore it.
     // SAFETY: signal() is async-signal-safe, as pre_exec requires.
     unsafe {
@@ -260,26 +223,12 @@ fn every_bad_input_gets_exit_2_a_clear_message_and_loses_nothing() {
         });
     }
     let mut child = matrix
-        .args([
-            "matrix",
-            "--no-install",
-            "--no-insns",
-            "--targets",
-            "x86_64",
-            "--suites",
-            "rwsem",
-            "--rounds",
-            "20",
-            "--results",
-            &r,
-        ])
-        .current_dir(repo_root())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let started = Instant::now();
-    let interrupted = loop {
+    let dir = loop {
         let newer: Vec<PathBuf> = std::fs::read_dir(&lab.results)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -297,127 +246,174 @@ fn every_bad_input_gets_exit_2_a_clear_message_and_loses_nothing() {
         std::thread::sleep(Duration::from_millis(100));
     };
     // SAFETY: a signal to the child this test started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     let _ = child.wait();
-    let run_json = read_json(&interrupted.join("run.json"));
-    assert_eq!(run_json["finished"], Value::Null, "{run_json}");
-    lab.case(
-        "report after Ctrl-C",
-        &["report", "--results", &r],
+    assert_eq!(read_json(&dir.join("run.json"))["finished"], Value::Null);
+    dir
+}
+
+#[test]
+fn an_interrupted_run_is_skipped_by_report_and_refused_by_gate_and_update() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("ctrl-c");
+    let interrupted = interrupted_run(&lab, libc::SIGINT);
+    let (out, _) = lab.case(
+        &["report", "--results", "{results}"],
         0,
-        &[
-            &format!("skipping run {}: incomplete", interrupted.display()),
-            &format!("using run {run}"),
-        ],
+        &format!(
+            "warning: skipping run {}: incomplete",
+            interrupted.display()
+        ),
     );
-    lab.case(
-        "gate an interrupted run",
-        &["gate", s(&interrupted), "--baselines", &b],
+    says(&out, &format!("using run {}", lab.run.display()));
+    let (out, _) = lab.case(
+        &["gate", s(&interrupted), "--baselines", "{baselines}"],
         2,
-        &["is incomplete", "the gate needs a complete run"],
+        "using run",
     );
-    lab.case(
-        "update from an interrupted run",
+    says(&out, "the gate needs a complete run");
+    let (out, _) = lab.case(
         &[
             "baseline",
             "update",
             "--from",
             s(&interrupted),
             "--baselines",
-            &b,
+            "{baselines}",
         ],
         2,
-        &["is incomplete"],
+        "using run",
     );
-    std::fs::remove_dir_all(&interrupted).unwrap();
+    says(&out, "is incomplete");
+}
 
-    // targets.yaml values that could become options or flood a report.
-    let bad_user = targets_with(
-        &lab,
+#[test]
+fn a_killed_run_shows_its_targets_not_finished_never_ok() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("sigterm");
+    let killed = interrupted_run(&lab, libc::SIGTERM);
+    let run = read_json(&killed.join("run.json"));
+    assert_eq!(run["targets"][0]["status"]["state"], "pending", "{run}");
+    let (out, _) = lab.case(&["report", s(&killed)], 0, "using run");
+    says(
+        &out,
+        "incomplete: 1 not finished; 0 ok, 0 failed, 0 not run",
+    );
+    says(&out, "not finished");
+}
+
+#[test]
+fn an_ssh_user_that_is_an_option_is_refused() {
+    let lab = Lab::new("ssh-user");
+    let config = lab.file(
         "user.yaml",
-        &SSH_TARGETS
-            .replace("HOST", "example.org")
-            .replace("USER", "\"-oProxyCommand=touch /tmp/pwned\""),
+        &ssh_targets("example.org", "\"-oProxyCommand=touch /tmp/pwned\""),
     );
     lab.case(
-        "ssh user as option",
-        &["doctor", "--config", s(&bad_user)],
+        &["doctor", "--config", s(&config)],
         2,
-        &["user.yaml:4: target 'box': `ssh.user` is `-oProxyCommand=touch /tmp/pwned`"],
+        &format!(
+            "error: {}:4: target 'box': `ssh.user` is `-oProxyCommand=touch /tmp/pwned`",
+            s(&config)
+        ),
     );
-    let bad_host = targets_with(
-        &lab,
-        "host.yaml",
-        &SSH_TARGETS
-            .replace("HOST", "\"a;reboot\"")
-            .replace("USER", "pi"),
-    );
-    lab.case(
-        "ssh host with ;",
-        &["doctor", "--config", s(&bad_host)],
-        2,
-        &["`ssh.host` is `a;reboot`: expected a host name"],
-    );
-    let huge = targets_with(
-        &lab,
+}
+
+#[test]
+fn an_ssh_host_with_a_semicolon_is_refused() {
+    let lab = Lab::new("ssh-host");
+    let config = lab.file("host.yaml", &ssh_targets("\"a;reboot\"", "pi"));
+    let (out, _) = lab.case(&["doctor", "--config", s(&config)], 2, "error: ");
+    says(&out, "`ssh.host` is `a;reboot`: expected a host name");
+}
+
+const SSH_TARGETS: &str = "defaults:\n  timeout_secs: 60\ntargets:\n  - name: box\n    class: arm64\n    triple: aarch64-unknown-linux-gnu\n    runner: ssh\n    linker: aarch64-linux-gnu-gcc\n    packages: []\n    enabled: true\n    ssh: {host: HOST, port: 22, user: USER}\n";
+
+fn ssh_targets(host: &str, user: &str) -> String {
+    SSH_TARGETS.replace("HOST", host).replace("USER", user)
+}
+
+#[test]
+fn a_ten_megabyte_class_is_refused_with_a_short_message() {
+    let lab = Lab::new("class");
+    let config = lab.file(
         "class.yaml",
-        &SSH_TARGETS
-            .replace(
-                "class: arm64",
-                &format!("class: {}", "a".repeat(10_000_000)),
-            )
-            .replace("HOST", "h")
-            .replace("USER", "u"),
+        &ssh_targets("h", "u").replace(
+            "class: arm64",
+            &format!("class: {}", "a".repeat(10_000_000)),
+        ),
     );
-    lab.case(
-        "10 MB class",
+    let (out, _) = lab.case(
         &[
             "matrix",
             "--no-install",
             "--config",
-            s(&huge),
+            s(&config),
             "--results",
-            &r,
+            "{results}",
         ],
         2,
-        &["class.yaml:4: target 'box': `class` is 10000000 characters long"],
+        &format!("error: {}:5:12: targets[0].class: name `aaaa", s(&config)),
     );
-    let unknown = targets_with(&lab, "triple.yaml", "defaults:\n  timeout_secs: 60\ntargets:\n  - name: odd\n    class: oddity\n    triple: nonsense-unknown-linux-gnu\n    runner: qemu\n    emulator: qemu-aarch64\n    linker: cc\n    packages: []\n    enabled: true\n");
-    lab.case(
-        "unknown triple",
-        &["doctor", "--config", s(&unknown)],
+    says(&out, "…`: too long");
+    assert!(
+        text(&out).len() < 2000,
+        "the message carries the whole name"
+    );
+}
+
+#[test]
+fn an_unknown_triple_is_not_ready_in_doctor() {
+    let lab = Lab::new("triple");
+    let config = lab.file("triple.yaml", "defaults:\n  timeout_secs: 60\ntargets:\n  - name: odd\n    class: oddity\n    triple: nonsense-unknown-linux-gnu\n    runner: qemu\n    emulator: qemu-aarch64\n    linker: cc\n    packages: []\n    enabled: true\n");
+    let (out, _) = lab.case(
+        &["doctor", "--config", s(&config)],
         2,
-        &["NOT READY", "nonsense-unknown-linux-gnu"],
+        "error: some targets are not ready: see above",
     );
-    // A matrix of nothing but targets that cannot run tested nothing.
-    let keyless = targets_with(
-        &lab,
-        "keyless.yaml",
-        &SSH_TARGETS
-            .replace("HOST", "192.0.2.1")
-            .replace("USER", "pi"),
-    );
-    let out = xtask(&[
+    says(&out, "NOT READY");
+    says(&out, "nonsense-unknown-linux-gnu");
+}
+
+#[test]
+fn a_matrix_of_only_unrunnable_targets_tested_nothing_and_is_exit_2() {
+    let lab = Lab::new("keyless");
+    let config = lab.file("keyless.yaml", &ssh_targets("192.0.2.1", "pi"));
+    let out = lab.run(&[
         "matrix",
         "--no-install",
         "--config",
-        s(&keyless),
+        s(&config),
         "--results",
-        s(&lab.dir.join("keyless-results")),
+        "{results}",
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        text(&out).contains("nothing ran: box: no runner"),
-        "{}",
-        text(&out)
-    );
+    says(&out, "nothing ran: box: no runner");
+}
 
-    // Baselines: a huge value is a value (and nothing hangs); negative,
-    // zero and empty samples are corrupt, named, and never overwritten.
-    let file = lab.baselines.join("x86_64/atomic.json");
-    let original = std::fs::read_to_string(&file).unwrap();
+/// The lab's x86_64 atomic baseline with its first timing cell's samples
+/// set to `samples` (and the summary left as it was).
+fn baseline_with_samples(lab: &Lab, samples: &str) {
+    edit_json(&lab.baselines.join("x86_64/atomic.json"), |v| {
+        let c = first_timing_cell(v);
+        c["samples"] = serde_json::from_str(samples).unwrap();
+    });
+}
 
-    edit_json(&file, |v| {
+fn first_timing_cell(v: &mut Value) -> &mut Value {
+    v["cells"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["metric"] == "ticks_per_op")
+        .unwrap()
+}
+
+#[test]
+fn a_huge_value_in_a_baseline_is_a_value() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("huge-value");
+    edit_json(&lab.baselines.join("x86_64/atomic.json"), |v| {
         let c = first_timing_cell(v);
         c["samples"][0] = Value::from(1e100);
         let mut s: Vec<f64> = c["samples"]
@@ -431,78 +427,757 @@ fn every_bad_input_gets_exit_2_a_clear_message_and_loses_nothing() {
         c["summary"]["min"] = Value::from(s[0]);
         c["summary"]["median"] = Value::from(s[s.len() / 2]);
     });
-    lab.case(
-        "1e100 in a baseline",
-        &["gate", &run, "--baselines", &b],
+    let (out, _) = lab.case(
+        &["gate", "{run}", "--baselines", "{baselines}"],
         0,
-        &["=> PASS"],
+        "using run",
     );
-    for (name, samples, why) in [
-        ("negative sample", "[-3.0]", "expected a positive time"),
-        ("zero sample", "[0.0]", "expected a positive time"),
-        ("empty samples", "[]", "has no samples"),
-    ] {
-        std::fs::write(&file, &original).unwrap();
-        edit_json(&file, |v| {
-            let c = first_timing_cell(v);
-            c["samples"] = serde_json::from_str(samples).unwrap();
-        });
-        lab.case(
-            name,
-            &["gate", &run, "--baselines", &b],
-            1,
-            &["corrupt baseline", why],
-        );
-        lab.case(
-            name,
-            &["baseline", "update", "--from", &run, "--baselines", &b],
-            2,
-            &["refusing to overwrite", why],
-        );
-    }
-    std::fs::write(&file, &original).unwrap();
+    says(&out, "=> PASS");
+}
 
-    // baseline update: all or nothing across files, and stale temp files
-    // from an interrupted update are removed and named.
-    let two = lab.dir.join("two-targets");
-    copy_dir(&lab.run, &two);
-    edit_json(&two.join("run.json"), |v| {
-        // One value changed, so x86_64's file would be rewritten too.
-        let x = &mut v["targets"][0]["suites"][0]["samples"][0]["value"];
-        *x = Value::from(x.as_f64().unwrap() * 1.01);
-        let mut t = v["targets"][0].clone();
-        t["name"] = Value::from("x86_64-copy");
-        v["targets"].as_array_mut().unwrap().push(t);
-    });
-    copy_dir(&two.join("x86_64"), &two.join("x86_64-copy"));
-    std::fs::write(
-        lab.baselines.join("x86_64-copy"),
-        "a file where a directory must go",
-    )
-    .unwrap();
-    let before = snapshot(&lab.baselines);
-    let out = xtask(&["baseline", "update", "--from", s(&two), "--baselines", &b]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("nothing written"), "{}", text(&out));
-    assert_eq!(
-        snapshot(&lab.baselines),
-        before,
-        "a failed update changed a file"
+/// A baseline whose samples are `samples` is corrupt: the gate and an
+/// update refuse it as bad input, naming it and why, and never overwrite it.
+fn corrupt_baseline(name: &str, samples: &str, why: &str) {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run(name);
+    baseline_with_samples(&lab, samples);
+    let file = lab.baselines.join("x86_64/atomic.json");
+    let (out, _) = lab.case(
+        &["gate", "{run}", "--baselines", "{baselines}"],
+        2,
+        "using run",
     );
-    std::fs::remove_file(lab.baselines.join("x86_64-copy")).unwrap();
-    let stale = lab.baselines.join("x86_64/.atomic.json.tmp-99999");
+    says(
+        &out,
+        &format!("error: {}: corrupt baseline", file.display()),
+    );
+    says(&out, why);
+    let (out, _) = lab.case(
+        &[
+            "baseline",
+            "update",
+            "--from",
+            "{run}",
+            "--baselines",
+            "{baselines}",
+        ],
+        2,
+        "using run",
+    );
+    says(&out, "refusing to overwrite");
+    says(&out, why);
+}
+
+#[test]
+fn a_negative_baseline_sample_is_corrupt_and_exit_2() {
+    corrupt_baseline("negative-sample", "[-3.0]", "expected a positive time");
+}
+
+#[test]
+fn a_zero_baseline_sample_is_corrupt_and_exit_2() {
+    corrupt_baseline("zero-sample", "[0.0]", "expected a positive time");
+}
+
+#[test]
+fn a_baseline_cell_without_samples_is_corrupt_and_exit_2() {
+    corrupt_baseline("empty-samples", "[]", "has no samples");
+}
+
+/// The lab's run with a second target, `x86_64-copy`, whose one value
+/// differs, so that an update rewrites both targets' files.
+fn two_target_run(lab: &Lab) -> PathBuf {
+    lab.edited_run("20300101T000000Z", |d| {
+        edit_json(&d.join("run.json"), |v| {
+            let x = &mut v["targets"][0]["suites"][0]["samples"][0]["value"];
+            *x = Value::from(x.as_f64().unwrap() * 1.01);
+            let mut t = v["targets"][0].clone();
+            t["name"] = Value::from("x86_64-copy");
+            v["targets"].as_array_mut().unwrap().push(t);
+        });
+        copy_dir(&d.join("x86_64"), &d.join("x86_64-copy"));
+    })
+}
+
+#[test]
+fn a_baseline_update_that_cannot_write_one_file_writes_none() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("all-or-nothing");
+    let two = two_target_run(&lab);
+    lab.file("baselines/x86_64-copy", "a file where a directory must go");
+    let (out, _) = lab.case(
+        &[
+            "baseline",
+            "update",
+            "--from",
+            s(&two),
+            "--baselines",
+            "{baselines}",
+        ],
+        2,
+        "using run",
+    );
+    says(&out, "baseline update refused, nothing written");
+    says(
+        &out,
+        "x86_64-copy: is a regular file, expected a directory: refused",
+    );
+}
+
+#[test]
+fn a_dead_updates_temporary_files_are_removed_and_named() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("stale");
+    let two = two_target_run(&lab);
+    // No process has this pid (pid_max is at most 2^22).
+    let stale = lab.baselines.join("x86_64/.atomic.json.tmp-99999999");
     std::fs::write(&stale, "half an update").unwrap();
-    let out = xtask(&["baseline", "update", "--from", s(&two), "--baselines", &b]);
+    let out = lab.run(&[
+        "baseline",
+        "update",
+        "--from",
+        s(&two),
+        "--baselines",
+        "{baselines}",
+    ]);
     assert!(out.status.success(), "{}", text(&out));
-    assert!(
-        text(&out).contains(&format!(
-            "removed {}, left by an interrupted update",
-            stale.display()
-        )),
-        "{}",
-        text(&out)
+    says(
+        &out,
+        &format!("removed {}, left by an interrupted update", stale.display()),
     );
     assert!(!stale.exists());
     assert!(lab.baselines.join("x86_64-copy/atomic.json").is_file());
-    std::fs::remove_dir_all(&lab.dir).unwrap();
+}
+
+/// The lab's run with its target renamed to `name` in run.json and on disk.
+fn run_with_target_named(lab: &Lab, name: &str) -> PathBuf {
+    lab.edited_run("20300101T000000Z", |d| {
+        edit_json(&d.join("run.json"), |v| {
+            v["targets"][0]["name"] = Value::from(name)
+        });
+        // As a crafted artifact would have it, where the file system allows.
+        if !name.contains('/') && name.len() < 255 {
+            std::fs::rename(d.join("x86_64"), d.join(name)).unwrap();
+        }
+    })
+}
+
+#[test]
+fn markup_in_a_target_name_never_reaches_the_html_report() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("markup");
+    let run = run_with_target_named(&lab, "x86_64\"><img src=x onerror=alert(1)>");
+    let page = lab.dir.join("report.html");
+    let (out, _) = lab.case(
+        &["report", s(&run), "--html", "-o", s(&page)],
+        2,
+        "using run",
+    );
+    says(&out, "run.json: not a lockmatrix run: name `x86_64\"><img src=x onerror=alert(1)>`: has a character outside the alphabet");
+    says(&out, "at line ");
+    assert!(!page.exists());
+}
+
+#[test]
+fn a_target_name_that_climbs_out_never_becomes_a_path() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("climb");
+    let outside = lab
+        .dir
+        .parent()
+        .unwrap()
+        .join(format!("lockmatrix-climbed-{}", std::process::id()));
+    let name = format!("../../../..{}", outside.display());
+    let run = run_with_target_named(&lab, &name);
+    let (out, _) = lab.case(
+        &[
+            "baseline",
+            "update",
+            "--from",
+            s(&run),
+            "--baselines",
+            "{baselines}",
+        ],
+        2,
+        "using run",
+    );
+    says(&out, "does not start with a letter or digit");
+    assert!(!outside.exists(), "{} was created", outside.display());
+}
+
+#[test]
+fn a_ten_thousand_character_name_gets_a_short_message() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("long-name");
+    let run = run_with_target_named(&lab, &"x".repeat(10_000));
+    let (out, _) = lab.case(&["report", s(&run)], 2, "using run");
+    says(&out, "too long");
+    assert!(text(&out).len() < 2000, "{}", text(&out).len());
+}
+
+#[test]
+fn a_report_to_a_device_is_refused_at_once_not_read() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("dev-full");
+    for (args, dev) in [
+        (vec!["report", "{run}", "--bmf", "/dev/full"], "/dev/full"),
+        (
+            vec!["report", "{run}", "--html", "-o", "/dev/zero"],
+            "/dev/zero",
+        ),
+        (
+            vec!["report", "{run}", "--history", "-o", "/dev/urandom"],
+            "/dev/urandom",
+        ),
+    ] {
+        let (out, took) = lab.case(&args, 2, "");
+        says(&out, &format!("error: {dev}: is a device; expected a regular file to write (or - for standard output)"));
+        assert!(took < Duration::from_secs(10), "{took:?}");
+    }
+}
+
+#[test]
+fn a_report_to_a_fifo_is_refused_without_hanging() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("fifo");
+    let fifo = lab.dir.join("fifo");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: mkfifo on a path in the lab.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (out, took) = lab.case(&["report", "{run}", "--bmf", s(&fifo)], 2, "using run");
+    says(&out, "is a FIFO; expected a regular file");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn a_report_to_dash_goes_to_standard_output() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("dash");
+    let out = lab.run(&["report", "{run}", "--bmf", "-"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("BMF on stdout");
+    assert!(doc
+        .as_object()
+        .unwrap()
+        .keys()
+        .any(|k| k.starts_with("x86_64/atomic/")));
+    assert!(!lab.dir.join("-").exists());
+}
+
+#[test]
+fn a_report_never_replaces_a_file_lockmatrix_did_not_write() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("not-ours");
+    let notes = lab.file("notes.json", "{\"mine\": true}");
+    let (out, _) = lab.case(&["report", "{run}", "--bmf", s(&notes)], 2, "using run");
+    says(
+        &out,
+        "exists and is not a report lockmatrix wrote: not overwritten",
+    );
+}
+
+#[test]
+fn control_characters_from_a_run_never_reach_the_terminal() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("ansi");
+    let run = lab.edited_run("20300101T000000Z", |d| {
+        edit_json(&d.join("run.json"), |v| {
+            v["host"]["cpu_model"] = Value::from("\u{1b}[2J\u{1b}]8;;http://evil\u{7}CPU");
+            v["targets"][0]["toolchain"]["version"] = Value::from("rustc \u{1b}[31m1.0\u{9b}");
+        })
+    });
+    for args in [
+        vec!["report", s(&run)],
+        vec!["gate", s(&run), "--baselines", "{baselines}"],
+    ] {
+        let (out, _) = lab.case(&args, 0, "using run");
+        for stream in [&out.stdout, &out.stderr] {
+            let t = String::from_utf8_lossy(stream);
+            assert!(!t.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{t}");
+        }
+    }
+    let (out, _) = lab.case(
+        &["gate", s(&run), "--baselines", "{baselines}"],
+        0,
+        "using run",
+    );
+    says(&out, "\\x1b[2J");
+}
+
+#[test]
+fn a_cache_without_home_is_exit_2_never_a_shared_tmp_directory() {
+    let lab = Lab::new("no-home");
+    let mut cmd = lab.command(&[
+        "matrix",
+        "--no-install",
+        "--targets",
+        "x86_64",
+        "--results",
+        "{results}",
+    ]);
+    cmd.env_remove("LOCKMATRIX_CACHE")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("HOME");
+    lab.case_of(
+        cmd,
+        2,
+        "error: no cache directory: set HOME, XDG_CACHE_HOME or LOCKMATRIX_CACHE",
+    );
+}
+
+#[test]
+fn a_read_only_cache_is_exit_2_naming_it() {
+    let lab = Lab::new("ro-cache");
+    let mut cmd = lab.command(&[
+        "matrix",
+        "--no-install",
+        "--targets",
+        "x86_64",
+        "--results",
+        "{results}",
+    ]);
+    cmd.env("LOCKMATRIX_CACHE", "/proc/lockmatrix-cache");
+    lab.case_of(
+        cmd,
+        2,
+        "error: /proc/lockmatrix-cache: cannot write the cache there",
+    );
+}
+
+#[test]
+fn a_shallow_clone_says_how_to_fetch_the_base() {
+    let lab = Lab::new("shallow");
+    let clone = lab.dir.join("clone");
+    let src = format!("file://{}", repo_root().canonicalize().unwrap().display());
+    let ok = Command::new("git")
+        .args(["clone", "-q", "--depth", "1", &src, s(&clone)])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args([
+            "matrix",
+            "--no-install",
+            "--targets",
+            "x86_64",
+            "--against",
+            "HEAD~1",
+        ])
+        .current_dir(&clone)
+        .env("LOCKMATRIX_CACHE", &lab.cache)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(
+        first_line(&out),
+        "error: --against HEAD~1: not in this clone's history, which is shallow: fetch it with `git fetch --unshallow` (or `git fetch --deepen=<commits>`)"
+    );
+}
+
+#[test]
+fn a_base_revision_that_does_not_build_fails_the_gate_by_name() {
+    let _cpus = shared_cpus();
+    let lab = Lab::new("base-fails");
+    let root = String::from_utf8(
+        Command::new("git")
+            .args(["rev-list", "--max-parents=0", "HEAD"])
+            .current_dir(repo_root())
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let root = root.trim();
+    let mut cmd = lab.command(&[
+        "matrix",
+        "--no-install",
+        "--no-insns",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "atomic",
+        "--rounds",
+        "2",
+        "--against",
+        root,
+        "--results",
+        "{results}",
+    ]);
+    cmd.env_remove("LOCKMATRIX_CACHE");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    says(&out, &format!("the base revision {} failed", &root[..12]));
+    says(&out, "=> FAIL");
+}
+
+#[test]
+fn a_symlinked_baselines_entry_is_refused_never_followed() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("baseline-link");
+    let outside = lab.dir.join("outside");
+    std::fs::rename(lab.baselines.join("x86_64"), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, lab.baselines.join("x86_64")).unwrap();
+    let (out, _) = lab.case(
+        &["gate", "{run}", "--baselines", "{baselines}"],
+        2,
+        "using run",
+    );
+    says(
+        &out,
+        "x86_64: is a symbolic link, expected a directory: refused",
+    );
+    let (out, _) = lab.case(
+        &[
+            "baseline",
+            "update",
+            "--from",
+            "{run}",
+            "--baselines",
+            "{baselines}",
+        ],
+        2,
+        "using run",
+    );
+    says(&out, "is a symbolic link");
+}
+
+/// A copy of the lab's run whose run.json is `text`.
+fn run_json_of(lab: &Lab, edit: impl FnOnce(&str) -> String) -> PathBuf {
+    lab.edited_run("20300101T000000Z", |d| {
+        let text = std::fs::read_to_string(d.join("run.json")).unwrap();
+        std::fs::write(d.join("run.json"), edit(&text)).unwrap();
+    })
+}
+
+#[test]
+fn a_one_gigabyte_run_json_is_refused_unread() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("gigabyte");
+    let run = lab.edited_run("20300101T000000Z", |d| {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(d.join("run.json"))
+            .unwrap();
+        f.set_len(1 << 30).unwrap();
+    });
+    let (out, took) = lab.case(&["report", s(&run)], 2, "using run");
+    says(
+        &out,
+        "run.json: larger than 256 MiB, the most a file of its kind can honestly be: refused",
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn a_run_json_linked_to_dev_zero_is_refused() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("run-dev-zero");
+    let run = lab.edited_run("20300101T000000Z", |d| {
+        std::fs::remove_file(d.join("run.json")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", d.join("run.json")).unwrap();
+    });
+    let (out, _) = lab.case(&["report", s(&run)], 2, "using run");
+    says(
+        &out,
+        "run.json: is a symbolic link, not a regular file: refused",
+    );
+}
+
+#[test]
+fn deeply_nested_json_in_a_run_is_refused() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("nested");
+    let run = run_json_of(&lab, |t| {
+        t.replacen(
+            "\"variants\": {",
+            &format!("\"variants\": {{\"deep\": {}", "[".repeat(100_000)),
+            1,
+        )
+    });
+    let (out, _) = lab.case(&["report", s(&run)], 2, "using run");
+    says(
+        &out,
+        "run.json: not a lockmatrix run: recursion limit exceeded",
+    );
+}
+
+#[test]
+fn nan_and_infinity_in_a_run_are_refused() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("nan");
+    for bad in ["NaN", "Infinity", "1e999"] {
+        let run = lab.edited_run(&format!("20300101T00000{}Z", bad.len()), |d| {
+            let text = std::fs::read_to_string(d.join("run.json")).unwrap();
+            let i = text.find("\"value\": ").unwrap() + 9;
+            let j = i + text[i..].find([',', '\n']).unwrap();
+            std::fs::write(
+                d.join("run.json"),
+                format!("{}{bad}{}", &text[..i], &text[j..]),
+            )
+            .unwrap();
+        });
+        let (out, _) = lab.case(&["report", s(&run)], 2, "using run");
+        says(&out, "run.json: not a lockmatrix run");
+    }
+}
+
+#[test]
+fn duplicate_keys_in_a_run_are_refused() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("dup-key");
+    let run = run_json_of(&lab, |t| t.replacen("{", "{\n  \"run_id\": \"other\",", 1));
+    let (out, _) = lab.case(&["report", s(&run)], 2, "using run");
+    says(&out, "duplicate field `run_id`");
+}
+
+#[test]
+fn duplicate_samples_in_a_run_are_refused() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("dup-sample");
+    let run = lab.edited_run("20300101T000000Z", |d| {
+        edit_json(&d.join("run.json"), |v| {
+            let samples = v["targets"][0]["suites"][0]["samples"]
+                .as_array_mut()
+                .unwrap();
+            let first = samples[0].clone();
+            samples.push(first);
+        })
+    });
+    let (out, _) = lab.case(
+        &["gate", s(&run), "--baselines", "{baselines}"],
+        2,
+        "using run",
+    );
+    says(&out, "has two samples of round 0 (edited by hand?)");
+}
+
+#[test]
+fn a_byte_order_mark_in_a_run_json_is_read() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("bom-run");
+    let run = run_json_of(&lab, |t| format!("\u{feff}{t}"));
+    lab.case(&["report", s(&run)], 0, "using run");
+}
+
+#[test]
+fn a_non_utf8_entry_in_results_is_passed_over_not_a_crash() {
+    use std::os::unix::ffi::OsStrExt;
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("non-utf8");
+    let odd = lab
+        .results
+        .join(std::ffi::OsStr::from_bytes(b"9999\xff\xfe"));
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::write(odd.join("run.json"), b"\xff\xfe not json").unwrap();
+    let (out, _) = lab.case(
+        &["report", "--results", "{results}"],
+        0,
+        "warning: skipping run ",
+    );
+    says(&out, "not UTF-8 text");
+    says(&out, &format!("using run {}", lab.run.display()));
+}
+
+/// Merges the lab's run and `other` (a copy with another target) into
+/// `out` with `SECRET_TOKEN` in the environment.
+fn merge_case(lab: &Lab, edit: impl FnOnce(&Path), first: &str) -> Output {
+    let other = lab.edited_run("20300101T000000Z", |d| {
+        edit_json(&d.join("run.json"), |v| {
+            v["targets"][0]["name"] = Value::from("aarch64")
+        });
+        std::fs::rename(d.join("x86_64"), d.join("aarch64")).unwrap();
+        std::fs::rename(d.join("bin/x86_64"), d.join("bin/aarch64")).unwrap();
+        edit(d);
+    });
+    let merged = lab.dir.join("merged");
+    let mut cmd = lab.command(&["ci", "merge", "{run}", s(&other), "--out", s(&merged)]);
+    cmd.env("SECRET_TOKEN", "hunter2");
+    let (out, _) = lab.case_of(cmd, 2, first);
+    assert!(
+        !merged.exists(),
+        "a refused merge left {}",
+        merged.display()
+    );
+    for (p, kind) in snapshot(&lab.dir) {
+        if kind == "special" || kind == "dir" || kind.starts_with("link") {
+            continue;
+        }
+        if let Ok(bytes) = std::fs::read(&p) {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("hunter2"),
+                "{}",
+                p.display()
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn ci_merge_never_copies_the_environment_a_link_points_to() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("merge-environ");
+    let out = merge_case(
+        &lab,
+        |d| {
+            std::fs::create_dir_all(d.join("logs")).unwrap();
+            std::os::unix::fs::symlink("/proc/self/environ", d.join("logs/env")).unwrap();
+        },
+        "error: ",
+    );
+    says(&out, "logs/env: is a symbolic link: refused");
+}
+
+#[test]
+fn ci_merge_never_copies_etc_shadow_through_a_link() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("merge-shadow");
+    let out = merge_case(
+        &lab,
+        |d| std::os::unix::fs::symlink("/etc/shadow", d.join("aarch64/shadow")).unwrap(),
+        "error: ",
+    );
+    says(&out, "aarch64/shadow: is a symbolic link: refused");
+}
+
+#[test]
+fn ci_merge_refuses_a_link_to_a_directory_and_leaves_no_partial_output() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("merge-dir-link");
+    let out = merge_case(
+        &lab,
+        |d| std::os::unix::fs::symlink("/etc", d.join("logs-etc")).unwrap(),
+        "error: ",
+    );
+    says(&out, "logs-etc: is a symbolic link: refused");
+}
+
+#[test]
+fn ci_merge_refuses_a_fifo_in_an_artifact() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("merge-fifo");
+    let out = merge_case(
+        &lab,
+        |d| {
+            let c = std::ffi::CString::new(s(&d.join("aarch64/fifo"))).unwrap();
+            // SAFETY: mkfifo on a path in the lab.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        },
+        "error: ",
+    );
+    says(&out, "aarch64/fifo: is a FIFO: refused");
+}
+
+#[test]
+fn writing_into_an_old_runs_binary_never_changes_what_the_next_run_executes() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("poison-bin");
+    let kept = lab.run.join("bin/x86_64/atomic");
+    let recorded = read_json(&lab.run.join("run.json"))["targets"][0]["binaries"]["atomic"].clone();
+    assert_eq!(
+        Value::from(sha256_hex(&std::fs::read(&kept).unwrap())),
+        recorded
+    );
+    // In place, as an attacker with the results directory would: the kept
+    // copy is read-only, so make it writable first.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut f = std::fs::OpenOptions::new().write(true).open(&kept).unwrap();
+    std::io::Write::write_all(&mut f, b"#!/bin/sh\necho poisoned\n").unwrap();
+    drop(f);
+    let next = native_atomic_run(&lab.results, &["--rounds", "2"]);
+    let ran = read_json(&next.join("run.json"))["targets"][0]["binaries"]["atomic"].clone();
+    assert_eq!(ran, recorded, "the next run executed another binary");
+    assert_ne!(
+        Value::from(sha256_hex(&std::fs::read(&kept).unwrap())),
+        recorded
+    );
+}
+
+#[test]
+fn a_changed_cached_binary_is_rebuilt_and_named_never_run() {
+    let _cpus = shared_cpus();
+    let lab = Lab::new("cache-changed");
+    let run = |lab: &Lab| {
+        lab.run(&[
+            "matrix",
+            "--no-install",
+            "--no-gate",
+            "--no-insns",
+            "--targets",
+            "x86_64",
+            "--suites",
+            "atomic",
+            "--rounds",
+            "2",
+            "--results",
+            "{results}",
+        ])
+    };
+    let first = run(&lab);
+    assert!(first.status.success(), "{}", text(&first));
+    let built = lab
+        .cache
+        .join("target/x86_64-unknown-linux-gnu/x86_64-unknown-linux-gnu/release/atomic");
+    let bytes = std::fs::read(&built).unwrap();
+    std::fs::write(&built, &bytes[..bytes.len() / 2]).unwrap();
+    let second = run(&lab);
+    assert!(second.status.success(), "{}", text(&second));
+    says(
+        &second,
+        &format!("warning: {}: changed since it was built", built.display()),
+    );
+    assert_eq!(std::fs::read(&built).unwrap().len(), bytes.len());
+}
+
+#[test]
+fn two_baseline_updates_at_once_never_tear_the_baselines() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("concurrent");
+    let two = two_target_run(&lab);
+    let update = || {
+        lab.command(&[
+            "baseline",
+            "update",
+            "--from",
+            s(&two),
+            "--baselines",
+            "{baselines}",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+    };
+    let (mut torn, mut refused) = (0, 0);
+    for i in 0..20 {
+        let _ = std::fs::remove_dir_all(lab.baselines.join("x86_64-copy"));
+        let a = update();
+        std::thread::sleep(Duration::from_millis(i * 5));
+        let b = update();
+        for out in [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()] {
+            match out.status.code() {
+                Some(0) => {}
+                Some(2)
+                    if text(&out)
+                        .contains("another `baseline update` is writing these baselines") =>
+                {
+                    refused += 1
+                }
+                _ => torn += 1,
+            }
+        }
+        // Whole files only: both targets' files, each a baseline.
+        for t in ["x86_64", "x86_64-copy"] {
+            let v = read_json(&lab.baselines.join(t).join("atomic.json"));
+            assert_eq!(v["target"], t);
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(lab.baselines.join("x86_64"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().contains(".tmp-"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+    eprintln!("20 tries: torn {torn}, refused {refused}");
+    assert_eq!(torn, 0);
 }

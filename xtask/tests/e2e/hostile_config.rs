@@ -7,146 +7,9 @@
 //! nothing was written, and nothing appeared beside them.
 
 use crate::common::*;
-use std::collections::BTreeMap;
+use crate::lab::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
-
-/// Every file and directory under `dir` with the hash of its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
-    let mut out = BTreeMap::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.insert(p.clone(), "dir".to_string());
-                dirs.push(p);
-            } else {
-                let bytes = std::fs::read(&p).unwrap_or_default();
-                out.insert(p, sha256_hex(&bytes));
-            }
-        }
-    }
-    out
-}
-
-/// A scratch directory with a results directory holding an earlier run's
-/// file, a copy of the committed baselines and a cache with one file, and
-/// the targets files a case writes.
-struct Lab {
-    dir: PathBuf,
-    results: PathBuf,
-    baselines: PathBuf,
-    cache: PathBuf,
-}
-
-impl Lab {
-    fn new(name: &str) -> Lab {
-        let dir = scratch_dir(&format!("hostile-{name}"));
-        let lab = Lab {
-            results: dir.join("results"),
-            baselines: dir.join("baselines"),
-            cache: dir.join("cache"),
-            dir,
-        };
-        std::fs::create_dir_all(lab.results.join("20250101T000000Z")).unwrap();
-        std::fs::write(lab.results.join("20250101T000000Z/run.json"), "{}").unwrap();
-        let committed = repo_root().join("baselines/x86_64");
-        std::fs::create_dir_all(lab.baselines.join("x86_64")).unwrap();
-        for e in std::fs::read_dir(committed).unwrap() {
-            let p = e.unwrap().path();
-            std::fs::copy(
-                &p,
-                lab.baselines.join("x86_64").join(p.file_name().unwrap()),
-            )
-            .unwrap();
-        }
-        std::fs::create_dir_all(&lab.cache).unwrap();
-        std::fs::write(lab.cache.join("marker"), "the cache before").unwrap();
-        lab
-    }
-
-    /// Writes a targets file into the lab.
-    fn config(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    /// `cargo xtask ARGS` from the repository root with the lab's cache;
-    /// `{results}` and `{baselines}` in ARGS are the lab's.
-    fn run(&self, args: &[&str]) -> Output {
-        let args: Vec<String> = args
-            .iter()
-            .map(|a| {
-                a.replace("{results}", s(&self.results))
-                    .replace("{baselines}", s(&self.baselines))
-            })
-            .collect();
-        Command::new(env!("CARGO_BIN_EXE_xtask"))
-            .args(&args)
-            .current_dir(repo_root())
-            .env("LOCKMATRIX_CACHE", &self.cache)
-            .output()
-            .expect("xtask runs")
-    }
-
-    /// Runs ARGS; asserts the exit status, that the first line of output
-    /// starts with `first`, that nothing panicked, and that the lab (its
-    /// results, baselines and cache, and anything beside them) and the
-    /// repository's own results/ are unchanged. Returns the output and
-    /// how long it took.
-    fn case(&self, args: &[&str], status: i32, first: &str) -> (Output, Duration) {
-        let repo_results = repo_root().join("results");
-        let before = (snapshot(&self.dir), repo_results.exists());
-        let start = Instant::now();
-        let out = self.run(args);
-        let took = start.elapsed();
-        let all = text(&out);
-        assert_eq!(out.status.code(), Some(status), "{all}");
-        let line = first_line(&out);
-        assert!(
-            line.starts_with(first),
-            "expected the first line to start with\n  {first}\nbut it is\n  {}",
-            shorten(&line)
-        );
-        assert!(!all.contains("panicked"), "{all}");
-        assert_eq!(
-            (snapshot(&self.dir), repo_results.exists()),
-            before,
-            "files changed"
-        );
-        eprintln!("exit {status} in {took:.2?}: {}", shorten(&line));
-        (out, took)
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// The first line a user sees: stderr's (errors), else stdout's.
-fn first_line(out: &Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr);
-    let out = String::from_utf8_lossy(&out.stdout);
-    err.lines()
-        .next()
-        .or_else(|| out.lines().next())
-        .unwrap_or("")
-        .to_string()
-}
-
-fn shorten(line: &str) -> String {
-    let s: String = line.chars().take(200).collect();
-    if s.len() < line.len() {
-        format!("{s}...")
-    } else {
-        s
-    }
-}
+use std::time::Duration;
 
 /// One target, `extra` appended to its entry.
 fn one_target(triple: &str, runner: &str, extra: &str) -> String {
@@ -182,7 +45,7 @@ fn args(v: &[String]) -> Vec<&str> {
 fn an_ssh_timeout_of_u64_max_is_refused_at_load_not_a_panic_after_the_build() {
     let _cpus = shared_cpus();
     let lab = Lab::new("timeout-max");
-    let config = lab.config(
+    let config = lab.file(
         "t.yaml",
         &one_target(
             "aarch64-unknown-linux-gnu",
@@ -206,7 +69,7 @@ fn a_default_timeout_of_zero_is_refused_with_its_field() {
     let lab = Lab::new("timeout-zero");
     let text = one_target("x86_64-unknown-linux-gnu", "native", "")
         .replace("timeout_secs: 60", "timeout_secs: 0");
-    let config = lab.config("t.yaml", &text);
+    let config = lab.file("t.yaml", &text);
     lab.case(
         &args(&matrix(&config)),
         2,
@@ -221,7 +84,7 @@ fn a_default_timeout_of_zero_is_refused_with_its_field() {
 fn a_timeout_longer_than_a_day_is_refused_like_the_flag() {
     let _cpus = shared_cpus();
     let lab = Lab::new("timeout-day");
-    let config = lab.config(
+    let config = lab.file(
         "t.yaml",
         &one_target(
             "x86_64-unknown-linux-gnu",
@@ -252,7 +115,7 @@ fn an_ssh_port_of_zero_or_past_65535_is_refused_with_its_field() {
     let _cpus = shared_cpus();
     let lab = Lab::new("port");
     for port in ["0", "65536"] {
-        let config = lab.config(
+        let config = lab.file(
             &format!("port-{port}.yaml"),
             &one_target(
                 "aarch64-unknown-linux-gnu",
@@ -276,7 +139,7 @@ fn an_insns_tolerance_that_is_nan_infinite_or_100_percent_is_refused() {
     let _cpus = shared_cpus();
     let lab = Lab::new("tolerance");
     for (i, value) in [".nan", ".inf", "1.0", "-0.01"].iter().enumerate() {
-        let config = lab.config(
+        let config = lab.file(
             &format!("tolerance-{i}.yaml"),
             &one_target(
                 "x86_64-unknown-linux-gnu",
@@ -305,7 +168,7 @@ fn a_nesting_bomb_of_100k_brackets_is_refused_within_two_seconds() {
         "packages: []",
         &format!("packages: {}", "[".repeat(100_000)),
     );
-    let config = lab.config("bomb.yaml", &bomb);
+    let config = lab.file("bomb.yaml", &bomb);
     let (_, took) = lab.case(
         &args(&matrix(&config)),
         2,
@@ -353,7 +216,7 @@ fn ten_thousand_targets_are_checked_in_linear_time() {
     // load), not a benchmark: the report gives the measured times.
     let mut took = Vec::new();
     for n in [1_000, 10_000] {
-        let config = lab.config(&format!("many-{n}.yaml"), &many_targets(n));
+        let config = lab.file(&format!("many-{n}.yaml"), &many_targets(n));
         let mut cmd = matrix(&config);
         cmd.extend(["--targets", "nosuch"].map(String::from));
         let (out, t) = lab.case(
@@ -373,7 +236,7 @@ fn a_byte_order_mark_is_skipped_not_missing_field_targets() {
     let _cpus = shared_cpus();
     let lab = Lab::new("bom");
     let committed = std::fs::read_to_string(repo_root().join("targets.yaml")).unwrap();
-    let config = lab.config("bom.yaml", &format!("\u{feff}{committed}"));
+    let config = lab.file("bom.yaml", &format!("\u{feff}{committed}"));
     // The same file, so the same workflows as the committed ones.
     lab.case(
         &["ci", "check", "--config", s(&config)],
@@ -396,7 +259,7 @@ fn no_run_made(lab: &Lab) {
 fn an_unknown_target_feature_is_refused_before_any_build() {
     let _cpus = shared_cpus();
     let lab = Lab::new("feature");
-    let config = lab.config(
+    let config = lab.file(
         "t.yaml",
         &one_target(
             "x86_64-unknown-linux-gnu",
@@ -419,7 +282,7 @@ fn an_unknown_target_feature_is_refused_before_any_build() {
 fn an_unknown_target_cpu_is_refused_before_any_build() {
     let _cpus = shared_cpus();
     let lab = Lab::new("target-cpu");
-    let config = lab.config(
+    let config = lab.file(
         "t.yaml",
         &one_target(
             "x86_64-unknown-linux-gnu",
@@ -455,7 +318,7 @@ fn an_unknown_qemu_cpu_is_refused_before_any_build_naming_the_models() {
         "    emulator: qemu-aarch64\n    qemu_cpu: cortex-a99\n",
     )
     .replace("linker: cc", "linker: aarch64-linux-gnu-gcc");
-    let config = lab.config("t.yaml", &text);
+    let config = lab.file("t.yaml", &text);
     lab.case(
         &args(&matrix(&config)),
         2,

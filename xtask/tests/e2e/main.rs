@@ -9,6 +9,7 @@
 #![allow(clippy::disallowed_macros)]
 
 mod common;
+mod lab;
 
 mod against;
 mod bad_input;

@@ -30,7 +30,19 @@ pub fn check_out(root: &Path, rev: &str) -> Result<Worktree> {
         .read()
     {
         Ok(sha) => sha,
-        Err(_) => bail!("--against {rev}: not a revision of this repository"),
+        Err(_) => {
+            let shallow = xshell::cmd!(sh, "git rev-parse --is-shallow-repository")
+                .quiet()
+                .ignore_stderr()
+                .read()
+                .is_ok_and(|s| s == "true");
+            if shallow {
+                bail!(
+                    "--against {rev}: not in this clone's history, which is shallow: fetch it with `git fetch --unshallow` (or `git fetch --deepen=<commits>`)"
+                );
+            }
+            bail!("--against {rev}: not a revision of this repository")
+        }
     };
     let all = crate::cache::dir()?.join("worktrees");
     let path = all.join(&commit);
