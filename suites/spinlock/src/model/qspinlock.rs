@@ -1,5 +1,8 @@
 //! qspinlock's models, on its whole-word form under loom (see the lock's
-//! module doc): two threads reach the pending path, three the queue.
+//! module doc): two threads reach the pending path and a short queue,
+//! three a queue with a successor to hand on to, four a queue head that
+//! takes the lock from a pending waiter with another thread queued behind
+//! it; and `trylock()` against `lock()`.
 
 use super::mutex::{exclusion, Guarded};
 use crate::locks::qspinlock::{events, QSpinLock, TAIL_MASK};
@@ -34,6 +37,22 @@ pub const MODELS: &[Model] = &[
         body: || paths(three_roles),
         reaches: &["pending", "queue", "handed on"],
     },
+    Model {
+        lock: QSpinLock::NAME,
+        name: "holder + pending waiter + 2 queued waiters (4 threads)",
+        covers: "thread 0 holds the lock until two threads are queued behind a pending waiter: the queue head takes the lock after the pending waiter left, ordered only by its load-acquire of the word, and hands the head on to the waiter behind it; mutual exclusion and happens-before; the word ends at 0",
+        preemption_bound: 0,
+        body: || paths(four_roles),
+        reaches: &["pending", "queue", "handed on"],
+    },
+    Model {
+        lock: QSpinLock::NAME,
+        name: "lock() against trylock(), 2 threads x 2 acquisitions",
+        covers: "a critical section entered by trylock() happens after the last unlock (its compare-exchange Acquire), one entered by lock() after the last trylock() holder's; mutual exclusion between the two ways in",
+        preemption_bound: 3,
+        body: lock_against_trylock,
+        reaches: &[],
+    },
 ];
 
 /// Counts the paths of `events` this execution took as reached.
@@ -52,6 +71,8 @@ fn paths(body: impl FnOnce()) {
     }
 }
 
+/// Thread 0 holds the lock while threads 1 and 2 (1 twice, 2 once) come:
+/// one waits pending, the other queues.
 fn three_roles() {
     let g = Guarded::<QSpinLock>::new();
     g.lock(0, &());
@@ -76,6 +97,64 @@ fn three_roles() {
     g.unlock(0, &());
     t1.join().expect("a model thread panicked");
     t2.join().expect("a model thread panicked");
+    assert_eq!(g.entries().len(), 4, "acquisitions lost");
+    assert_eq!(g.lock.value(), 0, "the word is not 0 after every unlock");
+}
+
+/// Thread 0 holds the lock until two of threads 1 to 3 are queued (the
+/// third waits pending).
+fn four_roles() {
+    let g = Guarded::<QSpinLock>::new();
+    g.lock(0, &());
+    let queued = events::QUEUED.load(Relaxed);
+    let waiters: Vec<_> = (1..4)
+        .map(|t| {
+            let g = Arc::clone(&g);
+            thread::spawn(move || {
+                g.lock(t, &());
+                g.critical(t, || {});
+                g.unlock(t, &());
+            })
+        })
+        .collect();
+    g.critical(0, || {
+        // The path counter is this execution's (loom runs it on one OS
+        // thread): two more queued.
+        while events::QUEUED.load(Relaxed) < queued + 2 {
+            thread::yield_now();
+        }
+        note(0, "saw two queued waiters");
+    });
+    g.unlock(0, &());
+    for w in waiters {
+        w.join().expect("a model thread panicked");
+    }
+    assert_eq!(g.entries().len(), 4, "acquisitions lost");
+    assert_eq!(g.lock.value(), 0, "the word is not 0 after every unlock");
+}
+
+/// Thread 0 takes the lock with `lock()`, thread 1 with `trylock()` until
+/// it succeeds, twice each.
+fn lock_against_trylock() {
+    let g = Guarded::<QSpinLock>::new();
+    let g1 = Arc::clone(&g);
+    let t1 = thread::spawn(move || {
+        for _ in 0..2 {
+            note(1, "trylock");
+            while !g1.lock.trylock() {
+                thread::yield_now();
+            }
+            note(1, "locked");
+            g1.critical(1, || {});
+            g1.unlock(1, &());
+        }
+    });
+    for _ in 0..2 {
+        g.lock(0, &());
+        g.critical(0, || {});
+        g.unlock(0, &());
+    }
+    t1.join().expect("a model thread panicked");
     assert_eq!(g.entries().len(), 4, "acquisitions lost");
     assert_eq!(g.lock.value(), 0, "the word is not 0 after every unlock");
 }
