@@ -47,6 +47,13 @@ fn every_modelled_lock_passes_and_the_broken_control_fails_with_a_trace() {
     })
     .unwrap();
     assert!(checked.build_secs.is_some(), "nothing was built");
+    let spinlock = model::modelled_locks(&root, "spinlock").unwrap();
+    assert_eq!(
+        spinlock,
+        ["broken", "mcs", "qspinlock", "tas", "ticket", "ttas"]
+    );
+    let rwsem = model::modelled_locks(&root, "rwsem").unwrap();
+    assert_eq!(rwsem, ["fair_rwspin", "linux_rwsem"]);
     for suite in model::SUITES {
         for lock in model::modelled_locks(&root, suite).unwrap() {
             let results = of(&checked.results, &lock);

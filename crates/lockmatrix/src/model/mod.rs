@@ -109,7 +109,8 @@ pub fn unmodelled_elsewhere() -> Vec<Unmodelled> {
 }
 
 /// The modelled locks of `suite` in the tree at `root`: each is
-/// `src/locks/<lock>.rs` with its models in `src/model/<lock>.rs`.
+/// `src/locks/<lock>.rs` with its models in `src/model/<lock>.rs` (the
+/// modules' `mod.rs` are neither).
 pub fn modelled_locks(root: &Path, suite: &str) -> Result<Vec<String>, ModelError> {
     let dir = root.join("suites").join(suite).join("src");
     let models = dir.join("model");
@@ -119,7 +120,7 @@ pub fn modelled_locks(root: &Path, suite: &str) -> Result<Vec<String>, ModelErro
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let lock = name.strip_suffix(".rs")?.to_string();
-            dir.join("locks").join(&name).is_file().then_some(lock)
+            (lock != "mod" && dir.join("locks").join(&name).is_file()).then_some(lock)
         })
         .collect();
     locks.sort();
