@@ -474,7 +474,13 @@ impl QSpinLock {
                 spin.relax();
             }
             // A successor may have linked in while we waited. Acquire makes
-            // its node initialisation visible before we write its flag.
+            // its node initialisation visible before we write its flag
+            // (Linux: READ_ONCE() and the address dependency of the store to
+            // next->locked). In the whole-word form loom checks it is more
+            // than needed, as the mutation check shows: there every write of
+            // the word is an RMW, so our load-acquire of the word below
+            // synchronises with the successor's xchg_tail through its release
+            // sequence; here byte stores to the word end that sequence.
             next = node.next.load(Acquire);
         }
 
@@ -494,7 +500,8 @@ impl QSpinLock {
         // nobody pending), clear the tail too: n,0,0 -> 0,0,1. Otherwise
         // just set locked: *,*,0 -> *,*,1. A concurrent pending setter makes
         // the first fail and will itself see the tail and queue behind us.
-        // Acquire as in lock(), though the load-acquire above has already
+        // Acquire as in lock() (Linux's atomic_try_cmpxchg_acquire()), though
+        // it is more than needed: the load-acquire above has already
         // ordered the last unlock before us.
         if val & TAIL_MASK == tail
             && self

@@ -2,7 +2,8 @@
 //! module doc): two threads reach the pending path and a short queue,
 //! three a queue with a successor to hand on to, four a queue head that
 //! takes the lock from a pending waiter with another thread queued behind
-//! it; and `trylock()` against `lock()`.
+//! it, five a waiter with both a predecessor and a successor in the queue;
+//! and `trylock()` against `lock()`.
 
 use super::mutex::{exclusion, Guarded};
 use crate::locks::qspinlock::{events, QSpinLock, TAIL_MASK};
@@ -42,7 +43,15 @@ pub const MODELS: &[Model] = &[
         name: "holder + pending waiter + 2 queued waiters (4 threads)",
         covers: "thread 0 holds the lock until two threads are queued behind a pending waiter: the queue head takes the lock after the pending waiter left, ordered only by its load-acquire of the word, and hands the head on to the waiter behind it; mutual exclusion and happens-before; the word ends at 0",
         preemption_bound: 0,
-        body: || paths(four_roles),
+        body: || paths(|| behind_pending(2)),
+        reaches: &["pending", "queue", "handed on"],
+    },
+    Model {
+        lock: QSpinLock::NAME,
+        name: "holder + pending waiter + 3 queued waiters (5 threads)",
+        covers: "as with 4 threads, and the middle waiter of the queue finds its successor already linked in when it becomes head, so it hands on through the link it read while it waited",
+        preemption_bound: 0,
+        body: || paths(|| behind_pending(3)),
         reaches: &["pending", "queue", "handed on"],
     },
     Model {
@@ -101,13 +110,13 @@ fn three_roles() {
     assert_eq!(g.lock.value(), 0, "the word is not 0 after every unlock");
 }
 
-/// Thread 0 holds the lock until two of threads 1 to 3 are queued (the
-/// third waits pending).
-fn four_roles() {
+/// Thread 0 holds the lock until `queued` of threads 1 to `queued` + 1 are
+/// queued (the other waits pending), each taking the lock once.
+fn behind_pending(queued: usize) {
     let g = Guarded::<QSpinLock>::new();
     g.lock(0, &());
-    let queued = events::QUEUED.load(Relaxed);
-    let waiters: Vec<_> = (1..4)
+    let before = events::QUEUED.load(Relaxed);
+    let waiters: Vec<_> = (1..queued + 2)
         .map(|t| {
             let g = Arc::clone(&g);
             thread::spawn(move || {
@@ -118,18 +127,18 @@ fn four_roles() {
         })
         .collect();
     g.critical(0, || {
-        // The path counter is this execution's (loom runs it on one OS
-        // thread): two more queued.
-        while events::QUEUED.load(Relaxed) < queued + 2 {
+        // The path counter is this execution's: loom runs all its threads
+        // on one OS thread.
+        while events::QUEUED.load(Relaxed) < before + queued {
             thread::yield_now();
         }
-        note(0, "saw two queued waiters");
+        note(0, "saw the waiters queued");
     });
     g.unlock(0, &());
     for w in waiters {
         w.join().expect("a model thread panicked");
     }
-    assert_eq!(g.entries().len(), 4, "acquisitions lost");
+    assert_eq!(g.entries().len(), queued + 2, "acquisitions lost");
     assert_eq!(g.lock.value(), 0, "the word is not 0 after every unlock");
 }
 
