@@ -166,6 +166,17 @@ pub enum Command {
     Report(ReportArgs),
     /// Install what the tests need, then run fmt, clippy and every test
     Test,
+    /// Weaken each Acquire/Release/AcqRel/SeqCst of each modelled lock to
+    /// Relaxed in turn and say whether its loom models catch it
+    MutateOrderings(MutateOrderingsArgs),
+}
+
+/// `cargo xtask mutate-orderings`.
+#[derive(Args)]
+pub struct MutateOrderingsArgs {
+    /// Seconds before one round's model run is killed
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
 }
 
 /// `cargo xtask matrix`.

@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::Doctor(selection) => commands::doctor::run(&root, selection),
         Command::Report(args) => commands::report::run(&root, args),
         Command::Test => commands::test::run(&root),
+        Command::MutateOrderings(args) => commands::mutate_orderings::run(&root, args),
     });
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -165,7 +165,7 @@ fn changed_since_built(job: &Job, out_dir: &Path, suites: &[&str]) -> Vec<PathBu
 
 /// An exclusive lock on `dir` (a `lockmatrix.lock` file in it), held
 /// until the file is dropped.
-fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
+pub(crate) fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
     use std::os::fd::AsRawFd;
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let path = dir.join("lockmatrix.lock");

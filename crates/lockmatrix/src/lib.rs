@@ -12,6 +12,8 @@
 //! - [`matrix`]: the whole run, every target and suite, with `--against`
 //!   the base revision beside it;
 //! - [`results`]: what a run leaves in `results/<run-id>/`;
+//! - [`model`]: the locks written here model-checked with loom on the
+//!   host, which no emulator run can replace;
 //! - [`gate`]: the verdict, against stored baselines or the base revision;
 //! - [`report`]: the terminal tables, the seeds' tables, the HTML report,
 //!   the history across runs and the Bencher export;
@@ -30,6 +32,7 @@ pub mod file;
 pub mod gate;
 pub mod host;
 pub mod matrix;
+pub mod model;
 pub mod name;
 pub mod observe;
 pub mod plugin;

@@ -5,12 +5,16 @@
 //! target. It provides the timer of each architecture, thread start-up with a
 //! barrier and pinning, batch measurement with the empty-loop baseline
 //! subtracted, command-line parsing, and the JSON-lines result protocol that
-//! the xtask reads (see the README's "Result protocol").
+//! the xtask reads (see the README's "Result protocol"). Under `--cfg loom`
+//! (never in a matrix build) it also runs the suites' loom models
+//! ([`model`]), and only then depends on loom.
 
 pub mod args;
 pub mod json;
 pub mod marker;
 pub mod measure;
+#[cfg(loom)]
+pub mod model;
 pub mod out;
 pub mod threads;
 pub mod timer;

@@ -23,16 +23,26 @@
 //!
 //! Checks, per case over all its rounds: `writer_exclusive`,
 //! `no_writer_with_readers`, `writer_counter_total` (see `rw_mix`).
+//!
+//! Built with `--cfg loom`, the binary runs the locks' loom models instead
+//! (`model/`); the benchmarks still compile then, but do not run.
+
+// Under loom, `main` is the model runner's and the benchmarks are unused.
+#![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 mod locks;
+#[cfg(loom)]
+#[warn(dead_code, unused_imports)]
+mod model;
 mod rw_mix;
+mod sync;
 
 use harness::json::{obj, J};
 use harness::out::{Better, Metric};
 use harness::{Args, Out};
-use locks::{
-    linux_rwsem, FairRwSpin, LinuxRwsem, ParkingLotRwLock, RawRwLock, SpinRwLock, StdRwLock,
-};
+use locks::{linux_rwsem, FairRwSpin, LinuxRwsem, RawRwLock};
+#[cfg(not(loom))]
+use locks::{ParkingLotRwLock, SpinRwLock, StdRwLock};
 use rw_mix::{Load, Mix, Round, LOADS, MIXES};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -43,6 +53,7 @@ type Runner = fn(usize, usize, Load, Duration) -> Round;
 
 /// Every lock, by name, with its crate and benchmark round: adding a lock
 /// is its file and one line here.
+#[cfg(not(loom))]
 const LOCKS: [(&str, &str, Runner); 5] = [
     lock::<LinuxRwsem>(),
     lock::<StdRwLock>(),
@@ -60,6 +71,12 @@ const fn lock<L: RawRwLock>() -> (&'static str, &'static str, Runner) {
 const QUICK_MS: u64 = 100;
 const FULL_MS: u64 = 1000;
 
+#[cfg(loom)]
+fn main() -> ExitCode {
+    model::main()
+}
+
+#[cfg(not(loom))]
 fn main() -> ExitCode {
     let args = Args::from_env(&BENCHES);
     if args.list {

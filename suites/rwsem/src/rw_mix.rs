@@ -337,7 +337,7 @@ pub fn checks(rounds: &[Round]) -> [Check; 3] {
     ]
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use crate::locks::{FairRwSpin, LinuxRwsem, StdRwLock};

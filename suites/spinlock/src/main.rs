@@ -16,9 +16,19 @@
 //!
 //! Checks for every cell, over all its rounds: `mutual_exclusion` and
 //! `counter_total` (see `check.rs`).
+//!
+//! Built with `--cfg loom`, the binary runs the locks' loom models instead
+//! (`model/`); the benchmarks still compile then, but do not run.
+
+// Under loom, `main` is the model runner's and the benchmarks are unused.
+#![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 mod check;
 mod locks;
+#[cfg(loom)]
+#[warn(dead_code, unused_imports)]
+mod model;
+mod sync;
 mod workload;
 
 use check::CellChecks;
@@ -176,6 +186,12 @@ impl LockVisitor for Stress<'_> {
     }
 }
 
+#[cfg(loom)]
+fn main() -> ExitCode {
+    model::main()
+}
+
+#[cfg(not(loom))]
 fn main() -> ExitCode {
     let args = Args::from_env(BENCHES);
     if args.list {
@@ -199,5 +215,5 @@ fn main() -> ExitCode {
     out.finish()
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests;

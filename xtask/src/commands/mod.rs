@@ -7,6 +7,7 @@ pub mod ci;
 pub mod doctor;
 pub mod gate;
 pub mod matrix;
+pub mod mutate_orderings;
 pub mod report;
 pub mod test;
 pub mod validate_gate;

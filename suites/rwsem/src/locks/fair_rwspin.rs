@@ -23,11 +23,14 @@
 //!
 //! The slow path counted is "had to wait": a reader that found a writer
 //! present, a writer that found a writer ahead or readers still inside.
+//!
+//! Model-checked under `--cfg loom` (`model/fair_rwspin.rs`) as it is:
+//! loom's atomics and spin-wait step come in through `crate::sync`.
 
 use super::{relax, RawRwLock, Slowpaths};
-use std::sync::atomic::AtomicU32;
-use std::sync::atomic::AtomicUsize;
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use crate::sync::atomic::AtomicU32;
+use crate::sync::atomic::AtomicUsize;
+use crate::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 const RINC: u32 = 0x100;
 const WBITS: u32 = 0x3;
@@ -93,6 +96,9 @@ impl RawRwLock for FairRwSpin {
         // Acquire: pairs with the Release fetch_add of `wout` in the
         // previous writer's write_unlock(), so its critical section, and its
         // clearing of the writer bits in `rin`, happen before what follows.
+        // While the fetch_add on `rin` below is Acquire it orders the
+        // previous writer too, so this Acquire alone is more than needed
+        // (one of the two must stay; the model check shows either does).
         while self.wout.0.load(Acquire) != ticket {
             waited = true;
             relax(&mut spins);
@@ -121,6 +127,9 @@ impl RawRwLock for FairRwSpin {
         self.rin.0.fetch_and(!WBITS, Release);
         // Release: pairs with the Acquire load of `wout` in the next
         // writer's write_lock(), so our critical section happens before its.
+        // The Release fetch_and on `rin` above, acquired by that writer's
+        // fetch_add on `rin`, orders it too, so this Release alone is more
+        // than needed (one of the two pairs must stay).
         self.wout.0.fetch_add(1, Release);
     }
 
@@ -132,7 +141,7 @@ impl RawRwLock for FairRwSpin {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;

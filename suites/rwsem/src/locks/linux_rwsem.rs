@@ -38,14 +38,26 @@
 //! and every change of the count that could let the head waiter in (the last
 //! reader leaving, a writer leaving while waiters exist, a reader backing out
 //! of its fast-path bias) is followed by a wake-up pass under `wait_lock`.
+//!
+//! Under `--cfg loom` (the model check, `model/linux_rwsem.rs`) the count
+//! word protocol is this file's, with loom's atomics, and what user space
+//! gets from the kernel is modelled (see `crate::sync`): `wait_lock` is
+//! loom's `Mutex`, the futex sleep and wake are loom's park and unpark
+//! behind a sleepers' list, `Instant` is a counter that every read moves
+//! on by the hand-off timeout (so the hand-off path is reached), the
+//! thread-local parker is loom's, and a writer's optimistic spin is
+//! `SPIN_LIMIT` = 2 polls. What is checked: the fast and slow paths of
+//! both sides, reader stealing, queueing, the wake-up passes and grants,
+//! the hand-off bit, and that no wake-up is lost (a thread parked for ever
+//! is a deadlock to loom).
 
-use super::{futex, RawRwLock, Slowpaths};
+use super::{RawRwLock, Slowpaths};
+use crate::sync::atomic::AtomicU32;
+use crate::sync::atomic::AtomicUsize;
+use crate::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use crate::sync::time::{Duration, Instant};
+use crate::sync::{futex, thread_local, Arc, Mutex, MutexGuard, PoisonError};
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicU32;
-use std::sync::atomic::AtomicUsize;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
 
 // The count word, laid out as in rwsem.c.
 const WRITER_LOCKED: usize = 1 << 0;
@@ -65,7 +77,12 @@ const READ_FAILED_MASK: usize = WRITER_MASK | FLAG_WAITERS | FLAG_HANDOFF | READ
 pub const WAIT_TIMEOUT: Duration = Duration::from_millis(4);
 /// Polls of the count word a writer makes before it queues and sleeps, and
 /// a handoff-holding writer makes before it sleeps again.
+#[cfg(not(loom))]
 pub const SPIN_LIMIT: u32 = 512;
+/// Under loom a spin is a few polls: each is a point where loom switches
+/// threads, and what matters is that the spin can win or give up.
+#[cfg(loom)]
+pub const SPIN_LIMIT: u32 = 2;
 /// Readers granted by one wake-up pass (the kernel's `MAX_READERS_WAKEUP`).
 const MAX_READERS_WAKEUP: usize = 0x100;
 
@@ -160,14 +177,14 @@ impl LinuxRwsem {
     }
 
     /// `FUTEX_WAIT` calls made by waiters so far.
-    #[cfg(test)]
-    fn sleeps(&self) -> u64 {
+    #[cfg(any(test, loom))]
+    pub(crate) fn sleeps(&self) -> u64 {
         self.sleeps.load(Relaxed) as u64
     }
 
     /// Times a waiter set `FLAG_HANDOFF`.
-    #[cfg(test)]
-    fn handoffs(&self) -> u64 {
+    #[cfg(any(test, loom))]
+    pub(crate) fn handoffs(&self) -> u64 {
         self.handoffs.load(Relaxed) as u64
     }
 
@@ -581,7 +598,7 @@ impl RawRwLock for LinuxRwsem {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;

@@ -6,14 +6,23 @@
 //! file and says there why it is shaped the way it is.
 
 pub mod fair_rwspin;
+// Under loom the futex is `crate::sync::futex`, with loom's park and unpark.
+#[cfg(not(loom))]
 pub mod futex;
 pub mod linux_rwsem;
+// Not model-checked, so not built under loom: std's and other crates' locks
+// are not made of `crate::sync`'s atomics, so loom cannot see inside them,
+// and swapping in loom's own RwLock would check loom, not them.
+#[cfg(not(loom))]
 pub mod shipped;
+#[cfg(not(loom))]
 pub mod std_rwlock;
 
 pub use fair_rwspin::FairRwSpin;
 pub use linux_rwsem::LinuxRwsem;
+#[cfg(not(loom))]
 pub use shipped::{ParkingLotRwLock, SpinRwLock};
+#[cfg(not(loom))]
 pub use std_rwlock::StdRwLock;
 
 /// How often each side left its fast path since the lock was created.
@@ -54,10 +63,11 @@ pub trait RawRwLock: Sync {
 #[inline]
 pub(crate) fn relax(spins: &mut u32) {
     const YIELD_AFTER: u32 = 1 << 10;
+    // Under loom both are loom's yield (see `crate::sync`).
     if *spins < YIELD_AFTER {
         *spins += 1;
-        core::hint::spin_loop();
+        crate::sync::hint::spin_loop();
     } else {
-        std::thread::yield_now();
+        crate::sync::thread::yield_now();
     }
 }

@@ -7,9 +7,12 @@
 //! that cannot fail gates nothing. The race it exists for is a data race on
 //! the protected counter; that is its point, and it is never built into the
 //! binaries the matrix gates on.
+//!
+//! Model-checked under `--cfg loom` (`model/broken.rs`) as it is, as the
+//! control: that model must fail.
 
 use super::{RawLock, Spin};
-use std::sync::atomic::{AtomicU32, Ordering::*};
+use crate::sync::atomic::{AtomicU32, Ordering::*};
 
 /// Relax hints between the test and the set: wide enough that two threads
 /// on two CPUs overlap reliably.

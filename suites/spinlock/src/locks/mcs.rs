@@ -11,10 +11,14 @@
 //! Nodes: the caller's, as [`RawLock::Node`] (ck's `LOCK_STATE`): the
 //! benchmark gives each thread one node for all its acquisitions, so the
 //! fast path is the swap and the compare-exchange and nothing else.
+//!
+//! Under `--cfg loom` (the model check, `model/mcs.rs`) the code is this
+//! file's with loom's atomics, and `McsNode::new` is not a `const fn`
+//! (loom's atomics are not `const`).
 
 use super::{RawLock, Spin};
+use crate::sync::atomic::{AtomicPtr, AtomicU32, Ordering::*};
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering::*};
 
 /// A queue node: the waiter's flag and the link to its successor.
 pub struct McsNode {
@@ -23,6 +27,7 @@ pub struct McsNode {
 }
 
 impl McsNode {
+    #[cfg(not(loom))]
     pub const fn new() -> McsNode {
         McsNode {
             next: AtomicPtr::new(ptr::null_mut()),
@@ -152,7 +157,26 @@ impl RawLock for Mcs {
     }
 }
 
-#[cfg(test)]
+#[cfg(loom)]
+impl McsNode {
+    pub fn new() -> McsNode {
+        McsNode {
+            next: AtomicPtr::new(ptr::null_mut()),
+            locked: AtomicU32::new(0),
+        }
+    }
+}
+
+/// For the FIFO model (`model/mcs.rs`), which must see a waiter in line.
+#[cfg(loom)]
+impl Mcs {
+    /// Another node swapped itself in after `node`'s.
+    pub(crate) fn queued_after(&self, node: &McsNode) -> bool {
+        !ptr::eq(self.tail.load(Relaxed), node)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

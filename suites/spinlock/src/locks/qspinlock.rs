@@ -98,11 +98,29 @@
 //!                     the compare_exchange); then we make our successor
 //!                     the head.
 //! ```
+//!
+//! Under `--cfg loom` (the model check, `model/qspinlock.rs`) the algorithm
+//! is this file's, with three differences:
+//! - the sub-word views `byte()` and `half()` are loom stand-ins that do
+//!   each access on the whole word (`crate::sync::subword`: loads mask, a
+//!   store of 0 is a `fetch_and`, other stores and `xchg_tail` are
+//!   compare-exchange loops), Linux's form when `_Q_PENDING_BITS != 8`.
+//!   That checks a stronger program (every sub-word write is an RMW that
+//!   reads the latest word) and leaves the sub-word assumption above
+//!   unchecked;
+//! - the node pool is a loom lazy static (loom's atomics are not `const`)
+//!   and the `THIS_CPU` thread-local is loom's, with 32 slots
+//!   ([`MAX_THREADS`]) instead of 1024; the slot bitmap is std's atomics
+//!   (claiming a slot is bookkeeping, not the lock, and is undone by a
+//!   thread-local destructor that loom runs outside its execution);
+//! - the path counters of `events` also count under loom, for the model to
+//!   show that it reached the pending and queue paths.
 
 use super::{RawLock, Spin};
+use crate::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU8, Ordering::*};
+use crate::sync::thread_local;
 use std::cell::Cell;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU8, Ordering::*};
 
 pub const LOCKED_OFFSET: u32 = 0;
 pub const LOCKED_BITS: u32 = 8;
@@ -143,7 +161,11 @@ pub const MAX_NODES: usize = 1 << TAIL_IDX_BITS;
 pub const PENDING_LOOPS: u32 = 1;
 /// Threads that can be queued at once; the encoding allows 2^14 - 1. A
 /// thread that finds no free slot waits by trylock instead of queueing.
+#[cfg(not(loom))]
 pub const MAX_THREADS: usize = 1024;
+/// Under loom every slot's nodes are created in every explored execution.
+#[cfg(loom)]
+pub const MAX_THREADS: usize = 32;
 const _: () = assert!(MAX_THREADS < 1 << TAIL_CPU_BITS && MAX_THREADS % 32 == 0);
 
 /// The tail code of node `idx` of thread slot `cpu`; never 0.
@@ -171,6 +193,7 @@ struct Slot {
     nodes: [QNode; MAX_NODES],
 }
 
+#[cfg(not(loom))]
 static SLOTS: [Slot; MAX_THREADS] = [const {
     Slot {
         nodes: [const {
@@ -183,6 +206,7 @@ static SLOTS: [Slot; MAX_THREADS] = [const {
 }; MAX_THREADS];
 
 /// One bit per slot: claimed by a live thread.
+#[cfg(not(loom))]
 static SLOT_USED: [AtomicU32; MAX_THREADS / 32] = [const { AtomicU32::new(0) }; MAX_THREADS / 32];
 
 /// This thread's slot ("CPU number") and nesting count.
@@ -231,17 +255,20 @@ fn node(cpu: u32, idx: u32) -> &'static QNode {
     &SLOTS[cpu as usize].nodes[idx as usize]
 }
 
-/// How many times each path was taken, for tests.
-#[cfg(test)]
+/// How many times each path was taken, for tests and the model.
+#[cfg(any(test, loom))]
 pub mod events {
     use std::sync::atomic::AtomicUsize;
     pub static PENDING: AtomicUsize = AtomicUsize::new(0);
     pub static QUEUED: AtomicUsize = AtomicUsize::new(0);
+    /// A queue head took the lock with others queued behind it and handed
+    /// the head on to its successor.
+    pub static HANDED_ON: AtomicUsize = AtomicUsize::new(0);
 }
 
 macro_rules! lockevent {
     ($name:ident) => {
-        #[cfg(test)]
+        #[cfg(any(test, loom))]
         events::$name.fetch_add(1, Relaxed);
     };
 }
@@ -252,12 +279,13 @@ pub struct QSpinLock {
 
 impl QSpinLock {
     /// The current word.
-    #[cfg(test)]
+    #[cfg(any(test, loom))]
     pub fn value(&self) -> u32 {
         self.val.load(Relaxed)
     }
 
     /// The byte at `offset` of the word, as an atomic of its own.
+    #[cfg(not(loom))]
     #[inline]
     fn byte(&self, offset: usize) -> &AtomicU8 {
         debug_assert!(offset < 4);
@@ -268,6 +296,7 @@ impl QSpinLock {
     }
 
     /// The halfword at byte `offset` (0 or 2) of the word.
+    #[cfg(not(loom))]
     #[inline]
     fn half(&self, offset: usize) -> &AtomicU16 {
         debug_assert!(offset == 0 || offset == 2);
@@ -277,6 +306,7 @@ impl QSpinLock {
     }
 
     /// `lock->locked`.
+    #[cfg(not(loom))]
     #[inline]
     fn locked(&self) -> &AtomicU8 {
         self.byte(LOCKED_BYTE)
@@ -394,7 +424,7 @@ impl QSpinLock {
             }
             None => false,
         });
-        if queued != Ok(true) {
+        if !matches!(queued, Ok(true)) {
             // No slot left (more than MAX_THREADS threads queueing), or the
             // thread is exiting: wait without a node.
             self.spin_trylock();
@@ -444,7 +474,13 @@ impl QSpinLock {
                 spin.relax();
             }
             // A successor may have linked in while we waited. Acquire makes
-            // its node initialisation visible before we write its flag.
+            // its node initialisation visible before we write its flag
+            // (Linux: READ_ONCE() and the address dependency of the store to
+            // next->locked). In the whole-word form loom checks it is more
+            // than needed, as the mutation check shows: there every write of
+            // the word is an RMW, so our load-acquire of the word below
+            // synchronises with the successor's xchg_tail through its release
+            // sequence; here byte stores to the word end that sequence.
             next = node.next.load(Acquire);
         }
 
@@ -464,7 +500,8 @@ impl QSpinLock {
         // nobody pending), clear the tail too: n,0,0 -> 0,0,1. Otherwise
         // just set locked: *,*,0 -> *,*,1. A concurrent pending setter makes
         // the first fail and will itself see the tail and queue behind us.
-        // Acquire as in lock(), though the load-acquire above has already
+        // Acquire as in lock() (Linux's atomic_try_cmpxchg_acquire()), though
+        // it is more than needed: the load-acquire above has already
         // ordered the last unlock before us.
         if val & TAIL_MASK == tail
             && self
@@ -494,6 +531,7 @@ impl QSpinLock {
         // our claim of the locked byte above happens before it reads the
         // word as the new head.
         unsafe { (*next).locked.store(1, Release) };
+        lockevent!(HANDED_ON);
     }
 
     /// `xchg_tail()`: p,*,* -> n,*,*, a 16-bit swap of `tail` that leaves
@@ -542,7 +580,46 @@ impl RawLock for QSpinLock {
     }
 }
 
-#[cfg(test)]
+/// Under loom: the node pool and sub-word views (see the module doc).
+#[cfg(loom)]
+mod loom_model {
+    use super::*;
+
+    impl QSpinLock {
+        pub(super) fn byte(&self, offset: usize) -> AtomicU8<'_> {
+            AtomicU8::new(&self.val, offset)
+        }
+
+        pub(super) fn half(&self, offset: usize) -> AtomicU16<'_> {
+            AtomicU16::new(&self.val, offset)
+        }
+
+        pub(super) fn locked(&self) -> AtomicU8<'_> {
+            self.byte(LOCKED_BYTE)
+        }
+    }
+
+    loom::lazy_static! {
+        pub(super) static ref SLOTS: Vec<Slot> = (0..MAX_THREADS)
+            .map(|_| Slot {
+                nodes: std::array::from_fn(|_| QNode {
+                    next: AtomicPtr::new(ptr::null_mut()),
+                    locked: AtomicU32::new(0),
+                }),
+            })
+            .collect();
+    }
+
+    /// std's, not loom's: which slot a thread has is bookkeeping, like
+    /// Linux's CPU number, and it is freed by the thread-local's destructor,
+    /// which loom runs outside its execution.
+    pub(super) static SLOT_USED: [std::sync::atomic::AtomicU32; MAX_THREADS / 32] =
+        [const { std::sync::atomic::AtomicU32::new(0) }; MAX_THREADS / 32];
+}
+#[cfg(loom)]
+use loom_model::{SLOTS, SLOT_USED};
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -5,9 +5,14 @@
 //! hammer the line with RMWs, so the holder's own unlock competes with them
 //! for the cache line, and there is no order among waiters (no fairness; a
 //! thread can starve).
+//!
+//! Model-checked under `--cfg loom` (`model/tas.rs`) as it is, with one
+//! difference: the lock word is `sync::atomic::rmw::AtomicU32`, whose
+//! unlock store loom does as a swap (a workaround for a loom bug that a
+//! swap spin trips over; see `sync/rmw.rs`), a slightly stronger program.
 
 use super::{RawLock, Spin};
-use std::sync::atomic::{AtomicU32, Ordering::*};
+use crate::sync::atomic::{rmw::AtomicU32, Ordering::*};
 
 pub struct Tas {
     locked: AtomicU32,

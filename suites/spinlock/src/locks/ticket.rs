@@ -8,9 +8,12 @@
 //! stalls everyone behind it. This is the pre-qspinlock Linux lock that
 //! seed 001 compares against (`next` and `owner` in one cache line, as its
 //! two halves were in one word).
+//!
+//! Model-checked under `--cfg loom` (`model/ticket.rs`) as it is: loom's
+//! atomics and spin-wait step come in through `crate::sync`.
 
 use super::{RawLock, Spin};
-use std::sync::atomic::{AtomicU32, Ordering::*};
+use crate::sync::atomic::{AtomicU32, Ordering::*};
 
 pub struct Ticket {
     /// The next ticket to hand out.
@@ -63,5 +66,16 @@ impl RawLock for Ticket {
         // Release: pairs with the Acquire load of `owner` by the holder of
         // the next ticket, so our critical section happens before its.
         self.owner.store(served.wrapping_add(1), Release);
+    }
+}
+
+/// For the FIFO model (`model/ticket.rs`), which must see a waiter in line.
+#[cfg(loom)]
+impl Ticket {
+    /// Tickets drawn and not yet served: the holder and its waiters.
+    pub(crate) fn in_line(&self) -> u32 {
+        self.next
+            .load(Relaxed)
+            .wrapping_sub(self.owner.load(Relaxed))
     }
 }

@@ -6,9 +6,14 @@
 //! the RMW storm of plain test-and-set, at the price of latency: a waiter
 //! that is backing off notices a release late, and there is still no order
 //! among waiters (unfair; the thread that just unlocked often wins again).
+//!
+//! Model-checked under `--cfg loom` (`model/ttas.rs`) as it is, with one
+//! difference: the lock word is `sync::atomic::rmw::AtomicU32`, whose
+//! unlock store loom does as a swap (a workaround for a loom bug that a
+//! swap spin trips over; see `sync/rmw.rs`), a slightly stronger program.
 
 use super::{RawLock, Spin};
-use std::sync::atomic::{AtomicU32, Ordering::*};
+use crate::sync::atomic::{rmw::AtomicU32, Ordering::*};
 
 /// Relax hints after the first failed swap, doubling up to [`MAX_BACKOFF`].
 pub const MIN_BACKOFF: u32 = 4;
