@@ -12,6 +12,7 @@ pub mod json;
 pub mod marker;
 pub mod measure;
 pub mod out;
+pub mod probe;
 pub mod threads;
 pub mod timer;
 pub mod work;

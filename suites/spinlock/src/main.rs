@@ -19,6 +19,8 @@
 
 mod check;
 mod locks;
+#[cfg(not(loom))]
+mod probes;
 mod workload;
 
 use check::CellChecks;
@@ -185,6 +187,7 @@ fn main() -> ExitCode {
     args.check_locks(locks::NAMES);
     let out = Out::new("spinlock");
     out.env(&args, variants());
+    out.probes(&probes::all());
     let selected = || locks::NAMES.iter().filter(|l| args.wants_lock(l));
     for &bench in BENCHES.iter().filter(|b| args.wants(b)) {
         for name in selected() {
