@@ -159,13 +159,19 @@ fn read_exact(fd: c_long, buf: &mut [u8]) -> bool {
     true
 }
 
-/// Closes traced region `region`; returns its count and histogram (`None`
-/// when the plugin could not send one), or `None` without the plugin.
+thread_local! {
+    /// The histogram of the traced region this thread closed last, until
+    /// taken ([`take_histogram`]). Kept aside so that the counted loops
+    /// keep the signature and body they had before regions were traced:
+    /// their machine code, and so the counts, must not move.
+    static LAST_HISTOGRAM: std::cell::RefCell<Option<Histogram>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Closes traced region `region`; returns its count, or `None` without the
+/// plugin. Its histogram, when the plugin sent one, is kept for
+/// [`take_histogram`].
 #[inline(never)]
-fn end_and_read_traced(
-    region: u32,
-    (read_fd, write_fd): (c_long, c_long),
-) -> Option<(u64, Option<Histogram>)> {
+fn end_and_read_traced(region: u32, (read_fd, write_fd): (c_long, c_long)) -> Option<u64> {
     marker(region, PHASE_END, write_fd);
     let mut head = [0u8; 12];
     if !read_exact(read_fd, &mut head) {
@@ -173,15 +179,22 @@ fn end_and_read_traced(
     }
     let insns = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
     let len = u32::from_le_bytes(head[8..].try_into().expect("4 bytes"));
-    if len == NO_HISTOGRAM {
-        return Some((insns, None));
-    }
-    let mut payload = vec![0u8; len as usize];
-    let histogram = read_exact(read_fd, &mut payload)
-        .then(|| String::from_utf8(payload).ok())
-        .flatten()
-        .and_then(|p| Histogram::parse(&p));
-    Some((insns, histogram))
+    let histogram = (len != NO_HISTOGRAM)
+        .then(|| {
+            let mut payload = vec![0u8; len as usize];
+            read_exact(read_fd, &mut payload)
+                .then(|| String::from_utf8(payload).ok())
+                .flatten()
+                .and_then(|p| Histogram::parse(&p))
+        })
+        .flatten();
+    LAST_HISTOGRAM.with(|h| *h.borrow_mut() = histogram);
+    Some(insns)
+}
+
+/// The histogram of the traced region this thread closed last, once.
+fn take_histogram() -> Option<Histogram> {
+    LAST_HISTOGRAM.with(|h| h.borrow_mut().take())
 }
 
 /// Runs `f` inside region `region` and returns its result and the number of
@@ -265,14 +278,16 @@ pub struct InsnsPerOp {
 /// The loop of [`crate::measure`], without the timer, counted as one
 /// traced region. One instance per `op`, called with different `iters`:
 /// both regions of an op run the very same machine code, so everything but
-/// the iterations cancels in their difference.
+/// the iterations cancels in their difference. (Its histogram is taken
+/// with [`take_histogram`]: returning it would change this function's code
+/// and the counts with it.)
 #[inline(never)]
 fn counted_op_loop<F: FnMut(u64)>(
     region: u32,
     iters: u64,
     op: &mut F,
     pipe: (c_long, c_long),
-) -> Option<(u64, Option<Histogram>)> {
+) -> Option<u64> {
     begin_traced(region);
     for i in 0..iters {
         op(black_box(i));
@@ -281,11 +296,7 @@ fn counted_op_loop<F: FnMut(u64)>(
 }
 
 #[inline(never)]
-fn counted_empty_loop(
-    region: u32,
-    iters: u64,
-    pipe: (c_long, c_long),
-) -> Option<(u64, Option<Histogram>)> {
+fn counted_empty_loop(region: u32, iters: u64, pipe: (c_long, c_long)) -> Option<u64> {
     begin_traced(region);
     for i in 0..iters {
         black_box(i);
@@ -321,10 +332,14 @@ pub fn insns_per_op(region: u32, iters: u64, mut op: impl FnMut(u64)) -> Option<
     for i in 0..iters.min(1000) {
         op(black_box(i));
     }
-    let (op1, h_op1) = counted_op_loop(region, iters, &mut op, pipe)?;
-    let (op2, h_op2) = counted_op_loop(region, 2 * iters, &mut op, pipe)?;
-    let (empty1, h_empty1) = counted_empty_loop(region, iters, pipe)?;
-    let (empty2, h_empty2) = counted_empty_loop(region, 2 * iters, pipe)?;
+    let op1 = counted_op_loop(region, iters, &mut op, pipe)?;
+    let h_op1 = take_histogram();
+    let op2 = counted_op_loop(region, 2 * iters, &mut op, pipe)?;
+    let h_op2 = take_histogram();
+    let empty1 = counted_empty_loop(region, iters, pipe)?;
+    let h_empty1 = take_histogram();
+    let empty2 = counted_empty_loop(region, 2 * iters, pipe)?;
+    let h_empty2 = take_histogram();
     let per_iter = |a: u64, b: u64| (b as f64 - a as f64) / iters as f64;
     let (op_loop, empty_loop) = (per_iter(op1, op2), per_iter(empty1, empty2));
     let executed = match (&h_op1, &h_op2, &h_empty1, &h_empty2) {
