@@ -13,6 +13,8 @@
 //!   the base revision beside it;
 //! - [`results`]: what a run leaves in `results/<run-id>/`;
 //! - [`gate`]: the verdict, against stored baselines or the base revision;
+//! - [`footprint`]: the ordering footprint of each lock operation, executed
+//!   (the plugin's records) and static (the binaries' disassembly);
 //! - [`report`]: the terminal tables, the seeds' tables, the HTML report,
 //!   the history across runs and the Bencher export;
 //! - [`ci`]: the GitHub Actions workflows rendered from `targets.yaml`.
@@ -24,6 +26,7 @@ pub mod build;
 pub mod ci;
 pub mod config;
 pub mod file;
+pub mod footprint;
 pub mod gate;
 pub mod host;
 pub mod matrix;
