@@ -1,9 +1,12 @@
 //! A suite binary's disassembly: GNU objdump run once over the whole
 //! binary (`-d --no-show-raw-insn`), parsed into functions and their
-//! instructions, with each direct branch's target.
+//! instructions, with each direct branch's target; and its dynamic
+//! relocations (`-R`), which say where a static-pie binary's GOT slots
+//! point (x86_64 reaches other crates' functions through them).
 
 use super::classify::{Arch, Isa};
 use super::FootprintError;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -52,24 +55,31 @@ pub struct Function {
     pub insns: Vec<Insn>,
 }
 
-/// A binary's functions, sorted by address.
+/// A binary's functions, sorted by address, and the targets of its
+/// relocated pointer slots.
 #[derive(Clone, Debug, Default)]
 pub struct Disassembly {
     pub functions: Vec<Function>,
+    /// Slot address -> the address it holds once relocated (`R_*_RELATIVE`
+    /// relocations of a static-pie binary); empty for a fixed-address one.
+    pub slots: BTreeMap<u64, u64>,
 }
 
 impl Disassembly {
     /// Runs `objdump` over `binary` and parses its output.
     pub fn of(objdump: &Path, binary: &Path) -> Result<Disassembly, FootprintError> {
-        let out = Command::new(objdump)
-            .args(["-d", "--no-show-raw-insn"])
-            .arg(binary)
-            .env("LC_ALL", "C")
-            .output()
-            .map_err(|source| FootprintError::Objdump {
-                program: objdump.to_path_buf(),
-                source,
-            })?;
+        let run = |flags: &[&str]| {
+            Command::new(objdump)
+                .args(flags)
+                .arg(binary)
+                .env("LC_ALL", "C")
+                .output()
+                .map_err(|source| FootprintError::Objdump {
+                    program: objdump.to_path_buf(),
+                    source,
+                })
+        };
+        let out = run(&["-d", "--no-show-raw-insn"])?;
         if !out.status.success() {
             return Err(FootprintError::ObjdumpFailed {
                 program: objdump.to_path_buf(),
@@ -77,7 +87,13 @@ impl Disassembly {
                 stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
             });
         }
-        Ok(Disassembly::parse(&String::from_utf8_lossy(&out.stdout)))
+        let mut d = Disassembly::parse(&String::from_utf8_lossy(&out.stdout));
+        // A fixed-address binary has none ("not a dynamic object", status 1).
+        let relocs = run(&["-R"])?;
+        if relocs.status.success() {
+            d.slots = relative_slots(&String::from_utf8_lossy(&relocs.stdout));
+        }
+        Ok(d)
     }
 
     /// Parses `objdump -d --no-show-raw-insn` output.
@@ -98,7 +114,10 @@ impl Disassembly {
             }
         }
         functions.sort_by_key(|f| f.start);
-        Disassembly { functions }
+        Disassembly {
+            functions,
+            slots: BTreeMap::new(),
+        }
     }
 
     /// The function whose code holds `addr`.
@@ -115,6 +134,23 @@ impl Disassembly {
             .iter()
             .position(|f| f.name == name || f.name.strip_prefix('.') == Some(name))
     }
+}
+
+/// `objdump -R`'s `0000000000173540 R_X86_64_RELATIVE  *ABS*+0x00000000000ae200`
+/// lines: slot -> value. (IRELATIVE slots are resolved at run time by an
+/// ifunc resolver: left out, unknown.)
+pub fn relative_slots(text: &str) -> BTreeMap<u64, u64> {
+    text.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let slot = u64::from_str_radix(words.next()?, 16).ok()?;
+            if !words.next()?.ends_with("_RELATIVE") {
+                return None;
+            }
+            let value = words.next()?.strip_prefix("*ABS*+0x")?;
+            Some((slot, u64::from_str_radix(value, 16).ok()?))
+        })
+        .collect()
 }
 
 /// `0000000000400340 <name>:`
@@ -138,6 +174,10 @@ pub enum Transfer {
     /// A direct branch or call to this address (a local branch, a call or
     /// a tail call: the caller tells by the target).
     Direct(u64),
+    /// A call or jump through the pointer at this address (x86's
+    /// `call *0x1222(%rip)  # 173328`): followed when the slot is a known
+    /// relocated one ([`Disassembly::slots`]).
+    Slot(u64),
     /// A call through a register: not followed, counted.
     IndirectCall,
 }
@@ -150,6 +190,16 @@ pub fn transfer(arch: Arch, text: &str) -> Option<Transfer> {
     // annotates the `jalr` with the address it reaches.
     if let (Arch::Riscv, "jalr" | "jr", Some(t)) = (arch, mnemonic, target) {
         return Some(Transfer::Direct(t));
+    }
+    // x86's `call *slot(%rip)` and `jmp *slot(%rip)`, annotated with the
+    // slot's address.
+    let ops = text[mnemonic.len()..].trim_start();
+    if arch == Arch::X86
+        && (mnemonic.starts_with("call") || mnemonic.starts_with("jmp"))
+        && ops.starts_with('*')
+        && ops.contains("(%rip)")
+    {
+        return Some(target.map_or(Transfer::IndirectCall, Transfer::Slot));
     }
     if indirect_call(arch, mnemonic, text) {
         return Some(Transfer::IndirectCall);

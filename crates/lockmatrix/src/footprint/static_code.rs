@@ -164,7 +164,8 @@ fn walk(isa: Isa, d: &Disassembly, start: usize) -> StaticFootprint {
             }
             let target = match transfer(isa.arch, &insn.text) {
                 Some(Transfer::Direct(t)) => t,
-                Some(Transfer::IndirectCall) => {
+                Some(Transfer::Slot(s)) if d.slots.contains_key(&s) => d.slots[&s],
+                Some(Transfer::Slot(_) | Transfer::IndirectCall) => {
                     indirect_calls += 1;
                     continue;
                 }
@@ -234,6 +235,55 @@ mod tests {
   400200:\tdmb\tish
   400204:\tret
 ";
+
+    /// From the x86_64 spinlock binary (static-pie): `yield_now` reaches
+    /// std through a GOT slot, which `objdump -R` says holds 0xae200.
+    const X86_DIS: &str = "
+0000000000077440 <lockmatrix_probe_anchor>:
+   77440:\tmov    $0x4c4d5052,%eax
+   77445:\tret
+
+0000000000077470 <_ZN8spinlock5locks9yield_now17h6a14d68928213db0E>:
+   77470:\tjmp    *0xfc0ca(%rip)        # 173540 <_DYNAMIC+0x3a8>
+   77476:\tint3
+
+00000000000ae200 <_ZN3std6thread9yield_now17h0000000000000003E>:
+   ae200:\tmov    $0x18,%eax
+   ae205:\tsyscall
+";
+
+    const X86_RELOCS: &str = "
+DYNAMIC RELOCATION RECORDS
+OFFSET           TYPE              VALUE
+0000000000173540 R_X86_64_RELATIVE  *ABS*+0x00000000000ae200
+0000000000173548 R_X86_64_IRELATIVE  *ABS*+0x0000000000012340
+";
+
+    #[test]
+    fn a_call_through_a_relocated_slot_is_a_call() {
+        let x86 = Isa::from_triple("x86_64-unknown-linux-gnu").unwrap();
+        let mut d = Disassembly::parse(X86_DIS);
+        d.slots = objdump::relative_slots(X86_RELOCS);
+        assert_eq!(d.slots.len(), 1, "IRELATIVE slots are unknown");
+        let probes = Probes {
+            suite: "spinlock".into(),
+            anchor: "lockmatrix_probe_anchor".into(),
+            probes: vec![Probe {
+                unit: "x".into(),
+                op: "yield".into(),
+                offset: 0x30,
+            }],
+        };
+        let all = of_disassembly(x86, &d, &probes, Path::new("spinlock")).unwrap();
+        let f = &all[&("spinlock".into(), "x".into(), "yield".into())];
+        assert_eq!(f.stopped, ["std::thread::yield_now"]);
+        assert_eq!(f.indirect_calls, 0);
+        // Without the relocations the slot is unknown: an indirect call.
+        d.slots.clear();
+        let all = of_disassembly(x86, &d, &probes, Path::new("spinlock")).unwrap();
+        let f = &all[&("spinlock".into(), "x".into(), "yield".into())];
+        assert_eq!((f.stopped.len(), f.indirect_calls), (0, 1));
+    }
 
     #[test]
     fn a_probe_counts_its_callees_once_and_stops_at_std() {

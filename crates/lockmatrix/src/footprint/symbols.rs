@@ -34,8 +34,9 @@ const STD_FOLLOWED: [&str; 6] = [
     "std::sys::futex::",
 ];
 
-/// Crates whose code is never the lock's.
-const STOP_CRATES: [&str; 7] = [
+/// Crates whose code is never the lock's. (`__rustc` is where newer
+/// compilers put the allocator shims: `__rustc::__rust_alloc`.)
+const STOP_CRATES: [&str; 8] = [
     "std",
     "core",
     "alloc",
@@ -43,6 +44,7 @@ const STOP_CRATES: [&str; 7] = [
     "compiler_builtins",
     "libc",
     "panic_abort",
+    "__rustc",
 ];
 
 /// The C names of atomic helpers: outlined atomics and libatomic-style
@@ -123,6 +125,8 @@ mod tests {
             ),
             ("syscall", Callee::Stop),
             ("sched_yield", Callee::Stop),
+            // The allocator shim as rustc 1.95 names it (x86_64 binary).
+            ("_RNvCsfLfy6EI15iL_7___rustc14___rust_dealloc", Callee::Stop),
         ] {
             assert_eq!(callee(a64, label), expected, "{label}");
         }
