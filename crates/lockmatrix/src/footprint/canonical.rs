@@ -112,6 +112,10 @@ fn x86(mnemonic: &str, operands: &str, locked: bool) -> String {
         })
         .copied();
     match base {
+        // A locked no-op on the stack is a fence: LLVM's SeqCst fence on
+        // x86_64 (`lock orl $0x0,-0x40(%rsp)`), Linux's smp_mb() (`lock;
+        // addl $0,-4(%rsp)`).
+        Some(b @ ("or" | "add")) if locked && stack_zero(operands) => format!("lock {b} $0,(sp)"),
         Some(b) if locked => format!("lock {b}"),
         // `xchg` with a memory operand is locked whether it says so or not.
         Some("xchg") if operands.contains(['(', '[']) => "xchg".to_string(),
@@ -119,6 +123,16 @@ fn x86(mnemonic: &str, operands: &str, locked: bool) -> String {
         _ if locked => format!("lock {mnemonic}"),
         _ => mnemonic.to_string(),
     }
+}
+
+/// Whether AT&T operands are `$0` into a stack slot (`$0x0,-0x40(%rsp)`,
+/// `$0, -8(%rsp)`, `$0x0,(%esp)`).
+fn stack_zero(operands: &str) -> bool {
+    let ops: String = operands.split_whitespace().collect();
+    let Some((imm, mem)) = ops.split_once(',') else {
+        return false;
+    };
+    matches!(imm, "$0" | "$0x0") && (mem.ends_with("(%rsp)") || mem.ends_with("(%esp)"))
 }
 
 fn aarch64(mnemonic: &str, ops: &str) -> Option<String> {

@@ -151,6 +151,8 @@ pub const TABLE: &[ArchRules] = &[
         arch: Arch::X86,
         rules: &[
             r("{m,l,s}fence", Full),
+            // A locked no-op on the stack, the fence idiom.
+            r("lock {or,add} $0,(sp)", Full),
             // Every locked instruction (and `xchg` with memory, locked
             // implicitly) is a full barrier on x86 too, but it is an RMW
             // first: counted as one, as the issue asks.

@@ -39,6 +39,10 @@ fn x86() {
     check(
         "x86_64-unknown-linux-gnu",
         &[
+            // objdump of the atomic suite's fence probe (atomic::ops::fence_seqcst),
+            // then the plugin: the fence cell's executed record
+            ("lock orl $0x0,-0x40(%rsp)", Some((Full, "lock or $0,(sp)"))),
+            ("lock orl $0, -0x40(%rsp)", Some((Full, "lock or $0,(sp)"))),
             // objdump -d --no-show-raw-insn (binutils 2.40) of the spinlock suite, ticket lock and unlock probes
             ("mov    $0x1,%esi", None),
             ("lock xadd %esi,(%rdi)", Some((Rmw, "lock xadd"))),
@@ -81,7 +85,10 @@ fn x86() {
             ("cmpxchg %rsi,(%rdi)", None),
             ("xadd   %rax,(%rdi)", None),
             ("lock cmpxchg16b (%rdi)", Some((Rmw, "lock cmpxchg16b"))),
-            ("lock addl $0x0,-0x8(%rsp)", Some((Rmw, "lock add"))),
+            (
+                "lock addl $0x0,-0x8(%rsp)",
+                Some((Full, "lock add $0,(sp)")),
+            ),
             ("pause", None),
             // the plugin under qemu (QEMU 7.2.22) executing that program
             ("callq 0x431390", None),
@@ -89,7 +96,7 @@ fn x86() {
             ("cmpxchgq %rsi, (%rdi)", None),
             ("jae 0x4313b2", None),
             ("lfence ", Some((Full, "lfence"))),
-            ("lock addl $0, -8(%rsp)", Some((Rmw, "lock add"))),
+            ("lock addl $0, -8(%rsp)", Some((Full, "lock add $0,(sp)"))),
             ("lock addl $1, (%rdi)", Some((Rmw, "lock add"))),
             ("lock btsl $1, (%rdi)", Some((Rmw, "lock bts"))),
             ("lock cmpxchg16b (%rdi)", Some((Rmw, "lock cmpxchg16b"))),
@@ -109,6 +116,9 @@ fn x86() {
     check(
         "i686-unknown-linux-gnu",
         &[
+            // objdump of the atomic suite's fence probe, then the plugin
+            ("mfence", Some((Full, "mfence"))),
+            ("mfence ", Some((Full, "mfence"))),
             // objdump -d --no-show-raw-insn (binutils 2.40) of the spinlock suite, ticket lock and unlock probes
             ("push   %ebx", None),
             ("sub    $0x8,%esp", None),
@@ -151,7 +161,10 @@ fn x86() {
             ("cmpxchg %esi,(%edi)", None),
             ("xadd   %eax,(%edi)", None),
             ("lock cmpxchg8b (%edi)", Some((Rmw, "lock cmpxchg8b"))),
-            ("lock addl $0x0,-0x4(%esp)", Some((Rmw, "lock add"))),
+            (
+                "lock addl $0x0,-0x4(%esp)",
+                Some((Full, "lock add $0,(sp)")),
+            ),
             ("pause", None),
             // the plugin under qemu (QEMU 7.2.22) executing that program
             ("addl $0x14, %esp", None),
@@ -159,7 +172,7 @@ fn x86() {
             ("calll *%gs:0x10", None),
             ("cmpxchgl %esi, (%edi)", None),
             ("lfence ", Some((Full, "lfence"))),
-            ("lock addl $0, -4(%esp)", Some((Rmw, "lock add"))),
+            ("lock addl $0, -4(%esp)", Some((Full, "lock add $0,(sp)"))),
             ("lock addl $1, (%edi)", Some((Rmw, "lock add"))),
             ("lock btsl $1, (%edi)", Some((Rmw, "lock bts"))),
             ("lock cmpxchg8b (%edi)", Some((Rmw, "lock cmpxchg8b"))),
