@@ -22,6 +22,7 @@
 //! It links QEMU's plugin API and is therefore GPL-2.0-or-later; it is never
 //! linked into the xtask.
 
+pub mod executed;
 pub mod protocol;
 
 // The glue calls QEMU's exported functions, which exist only inside QEMU; a

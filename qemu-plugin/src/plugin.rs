@@ -1,15 +1,18 @@
 //! The QEMU side: per-vCPU instruction counters bumped by a callback on
 //! every executed translation block, and the marker system calls that open
-//! and close regions.
+//! and close regions. Each block's disassembly is recorded when it is
+//! translated; while a traced region is open on a vCPU, that vCPU also
+//! counts the executions of each block (`crate::executed`).
 
+use crate::executed::{self, BlockRef, Blocks, Histogram, Trace};
 use crate::protocol::{decode, Config, Event, Marker, Regions};
 use qemu_plugin::install::{Args, Info};
 use qemu_plugin::plugin::{HasCallbacks, Register};
 use qemu_plugin::{register, PluginId, Result, TranslationBlock, VCPUIndex};
 use std::fs::File;
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// vCPUs (guest threads, in user mode) with a counter. qemu-user gives a new
 /// thread the lowest free index, so this bounds live threads, not created
@@ -21,8 +24,34 @@ const MAX_VCPUS: usize = 1024;
 /// read-modify-write on the hot path).
 static INSNS: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
 
+/// Whether a traced region is open on the vCPU: the one load a block's
+/// execution pays for tracing when none is.
+static TRACING: [AtomicBool; MAX_VCPUS] = [const { AtomicBool::new(false) }; MAX_VCPUS];
+
+/// A vCPU's trace and how many traced regions are open on it. Locked by
+/// the vCPU's own thread only (its blocks and its markers), so never
+/// contended.
+struct VcpuTrace {
+    open: u32,
+    trace: Trace,
+}
+
+static TRACES: [Mutex<VcpuTrace>; MAX_VCPUS] = [const {
+    Mutex::new(VcpuTrace {
+        open: 0,
+        trace: Trace::new(),
+    })
+}; MAX_VCPUS];
+
+/// Every translated block's disassembly, by block id.
+static BLOCKS: Mutex<Option<Blocks>> = Mutex::new(None);
+
+/// What an open region keeps: `None` untraced; traced, the vCPU's trace
+/// when it opened (`None` when no other traced region was open: empty).
+type Keep = Option<Option<Trace>>;
+
 struct State {
-    regions: Regions,
+    regions: Regions<Keep>,
     out: Option<File>,
 }
 
@@ -43,38 +72,67 @@ fn executed(vcpu: VCPUIndex) -> Option<u64> {
 /// thread, an instruction QEMU must replay exclusively (EXCP_ATOMIC: its
 /// block is counted and the instruction again) — neither happens in a
 /// single-threaded measurement, and both repeat identically run to run.
-fn count(vcpu: VCPUIndex, n: u64) {
-    if let Some(c) = INSNS.get(vcpu as usize) {
-        c.store(c.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+fn count(vcpu: VCPUIndex, n: u64, block: BlockRef) {
+    let Some(c) = INSNS.get(vcpu as usize) else {
+        return;
+    };
+    c.store(c.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+    if TRACING[vcpu as usize].load(Ordering::Relaxed) {
+        lock(&TRACES[vcpu as usize]).trace.executed(block);
     }
 }
 
-/// Writes the count to the guest's reply pipe (see `Marker::End`). Only a
-/// pipe is written to, so a stray number cannot scribble on QEMU's files.
-fn reply(fd: i32, insns: u64) -> std::result::Result<(), String> {
-    // SAFETY: fstat and write on a plain descriptor number; a closed or
-    // foreign number fails with EBADF or is refused below.
+/// A lock whatever a panic left behind: losing a measurement is better
+/// than aborting QEMU.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes the reply (the count, and a traced region's histogram) to the
+/// guest's reply pipe (see `Marker::End`). Only a pipe is written to, so a
+/// stray number cannot scribble on QEMU's files. A histogram larger than
+/// the pipe holds grows the pipe (`F_SETPIPE_SZ`), or is left out (the
+/// count alone is sent, with `executed::NO_PAYLOAD`) when it cannot.
+fn reply(fd: i32, insns: u64, executed: Option<&Histogram>) -> std::result::Result<(), String> {
+    let os_error = |what: &str| {
+        format!(
+            "reply descriptor {fd}: {what}{}",
+            std::io::Error::last_os_error()
+        )
+    };
+    let payload = executed.map(Histogram::payload);
+    // SAFETY: fstat, fcntl and write on a plain descriptor number; a closed
+    // or foreign number fails with EBADF or is refused below.
     unsafe {
         let mut st: libc::stat = std::mem::zeroed();
         if libc::fstat(fd, &mut st) != 0 {
-            return Err(format!(
-                "reply descriptor {fd}: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(os_error(""));
         }
         if st.st_mode & libc::S_IFMT != libc::S_IFIFO {
             return Err(format!("reply descriptor {fd} is not a pipe"));
         }
-        let bytes = insns.to_le_bytes();
+        let mut bytes = match &payload {
+            None => insns.to_le_bytes().to_vec(),
+            Some(p) => executed::reply(insns, Some(p)),
+        };
+        let mut error = None;
+        if bytes.len() > 8 {
+            // The guest reads the pipe empty after every reply.
+            let size = libc::fcntl(fd, libc::F_GETPIPE_SZ);
+            if size >= 0
+                && (size as usize) < bytes.len()
+                && libc::fcntl(fd, libc::F_SETPIPE_SZ, bytes.len() as libc::c_int) < 0
+            {
+                error = Some(os_error(&format!("a histogram of {} bytes: ", bytes.len())));
+                bytes = executed::reply(insns, None);
+            }
+        }
         let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
         if n != bytes.len() as isize {
-            return Err(format!(
-                "reply descriptor {fd}: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(os_error(""));
         }
+        error.map_or(Ok(()), Err)
     }
-    Ok(())
 }
 
 impl State {
@@ -95,7 +153,7 @@ impl State {
     fn marker(&mut self, vcpu: VCPUIndex, marker: Marker) {
         let Some(now) = executed(vcpu) else {
             let region = match marker {
-                Marker::Begin { region } | Marker::End { region, .. } => region,
+                Marker::Begin { region, .. } | Marker::End { region, .. } => region,
             };
             return self.log(&Event::Error {
                 region,
@@ -104,15 +162,37 @@ impl State {
             });
         };
         match marker {
-            Marker::Begin { region } => {
-                if let Some(e) = self.regions.begin(vcpu, region, now) {
+            Marker::Begin { region, traced } => {
+                let keep = traced.then(|| start_tracing(vcpu));
+                if let Some((e, old)) = self.regions.begin(vcpu, region, now, keep) {
+                    if old.is_some() {
+                        stop_tracing(vcpu);
+                    }
                     self.log(&e);
                 }
             }
             Marker::End { region, reply_fd } => {
-                let event = self.regions.end(vcpu, region, now);
-                if let (Event::Closed { insns, .. }, Some(fd)) = (&event, reply_fd) {
-                    if let Err(e) = reply(fd, *insns) {
+                let event = match self.regions.end(vcpu, region, now) {
+                    Ok((insns, keep)) => Event::Closed {
+                        region,
+                        vcpu,
+                        insns,
+                        executed: keep.map(|since| {
+                            let h = histogram(vcpu, since.as_ref());
+                            stop_tracing(vcpu);
+                            h
+                        }),
+                    },
+                    Err(e) => e,
+                };
+                if let (
+                    Event::Closed {
+                        insns, executed, ..
+                    },
+                    Some(fd),
+                ) = (&event, reply_fd)
+                {
+                    if let Err(e) = reply(fd, *insns, executed.as_ref()) {
                         eprintln!("insns-plugin: region {region}: {e}");
                     }
                 }
@@ -122,10 +202,41 @@ impl State {
     }
 }
 
-fn state() -> std::sync::MutexGuard<'static, State> {
-    // A panic cannot leave State half-updated in a way that matters more
-    // than losing the measurement; keep going rather than abort QEMU.
-    STATE.lock().unwrap_or_else(|e| e.into_inner())
+/// Starts tracing a region on `vcpu` (its index is within the counters);
+/// returns the trace so far, `None` when no traced region was open.
+fn start_tracing(vcpu: VCPUIndex) -> Option<Trace> {
+    let mut t = lock(&TRACES[vcpu as usize]);
+    let since = if t.open == 0 {
+        t.trace.clear();
+        None
+    } else {
+        Some(t.trace.clone())
+    };
+    t.open += 1;
+    TRACING[vcpu as usize].store(true, Ordering::Relaxed);
+    since
+}
+
+fn stop_tracing(vcpu: VCPUIndex) {
+    let mut t = lock(&TRACES[vcpu as usize]);
+    t.open = t.open.saturating_sub(1);
+    if t.open == 0 {
+        TRACING[vcpu as usize].store(false, Ordering::Relaxed);
+        t.trace.clear();
+    }
+}
+
+fn histogram(vcpu: VCPUIndex, since: Option<&Trace>) -> Histogram {
+    let t = lock(&TRACES[vcpu as usize]);
+    let blocks = lock(&BLOCKS);
+    match &*blocks {
+        Some(b) => b.histogram(&t.trace, since),
+        None => Histogram::default(),
+    }
+}
+
+fn state() -> MutexGuard<'static, State> {
+    lock(&STATE)
 }
 
 struct InsnsPlugin;
@@ -165,7 +276,19 @@ impl HasCallbacks for InsnsPlugin {
         tb: TranslationBlock,
     ) -> Result<()> {
         let n = tb.size() as u64;
-        tb.register_execute_callback(move |vcpu| count(vcpu, n));
+        // Every block's text is kept, traced or not: a block translated
+        // before a region opened (a warm-up, an earlier cell) runs in it.
+        let texts = tb
+            .instructions()
+            .map(|insn| insn.disas().unwrap_or_default());
+        let symbol = tb
+            .instruction(0)
+            .ok()
+            .and_then(|i| i.symbol().ok().flatten());
+        let block = lock(&BLOCKS)
+            .get_or_insert_with(Blocks::new)
+            .add(texts, symbol);
+        tb.register_execute_callback(move |vcpu| count(vcpu, n, block));
         Ok(())
     }
 

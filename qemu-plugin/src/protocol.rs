@@ -3,6 +3,7 @@
 //! whose constants must equal these), the plugin's arguments, the open
 //! regions of each vCPU, and the JSON lines it writes.
 
+use crate::executed::Histogram;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -32,14 +33,19 @@ pub const MAGIC: u32 = 0x4c4d_4b52;
 /// `MAGIC` are also `suites/harness/src/marker.rs`'s; a test compares them.
 pub const PHASE_BEGIN: u32 = 0;
 pub const PHASE_END: u32 = 1;
+/// Opens a traced region: besides its count, the plugin keeps what it
+/// executed, instruction by instruction (`crate::executed`), and its reply
+/// carries that histogram after the count.
+pub const PHASE_BEGIN_TRACED: u32 = 2;
 
 /// A decoded marker. The fourth argument of an `end` marker is a file
 /// descriptor of the guest (qemu-user does not renumber descriptors, so it
 /// is the same number in QEMU's process) to which the plugin writes the
-/// region's count as 8 little-endian bytes, or -1 for none.
+/// region's count as 8 little-endian bytes (and, for a traced region, the
+/// histogram: `crate::executed::reply`), or -1 for none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Marker {
-    Begin { region: u32 },
+    Begin { region: u32, traced: bool },
     End { region: u32, reply_fd: Option<i32> },
 }
 
@@ -50,7 +56,14 @@ pub fn decode(num: i64, a1: u64, a2: u64, a3: u64, a4: u64) -> Option<Marker> {
     }
     let region = a2 as u32;
     match a3 as u32 {
-        PHASE_BEGIN => Some(Marker::Begin { region }),
+        PHASE_BEGIN => Some(Marker::Begin {
+            region,
+            traced: false,
+        }),
+        PHASE_BEGIN_TRACED => Some(Marker::Begin {
+            region,
+            traced: true,
+        }),
         PHASE_END => {
             let fd = a4 as u32 as i32;
             Some(Marker::End {
@@ -92,8 +105,14 @@ impl Config {
 /// What happened at a marker, for the output file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A region closed after `insns` guest instructions of its vCPU.
-    Closed { region: u32, vcpu: u32, insns: u64 },
+    /// A region closed after `insns` guest instructions of its vCPU (and,
+    /// traced, what they were).
+    Closed {
+        region: u32,
+        vcpu: u32,
+        insns: u64,
+        executed: Option<Histogram>,
+    },
     /// A marker that does not pair up; the region has no count.
     Error {
         region: u32,
@@ -103,14 +122,26 @@ pub enum Event {
 }
 
 impl Event {
-    /// The JSON line (without newline), e.g. `{"region":3,"vcpu":0,"insns":123456}`.
+    /// The JSON line (without newline), e.g. `{"region":3,"vcpu":0,"insns":123456}`,
+    /// with `"executed":{TEXT:N,...},"entered":{SYMBOL:N,...}` after the
+    /// count for a traced region.
     pub fn json(&self) -> String {
         match self {
             Event::Closed {
                 region,
                 vcpu,
                 insns,
+                executed: None,
             } => format!(r#"{{"region":{region},"vcpu":{vcpu},"insns":{insns}}}"#),
+            Event::Closed {
+                region,
+                vcpu,
+                insns,
+                executed: Some(h),
+            } => format!(
+                r#"{{"region":{region},"vcpu":{vcpu},"insns":{insns},{}}}"#,
+                h.json_fields()
+            ),
             Event::Error {
                 region,
                 vcpu,
@@ -121,40 +152,52 @@ impl Event {
 }
 
 /// The open regions, per vCPU and region id, with the vCPU's instruction
-/// count when each opened. A region is counted on the vCPU (guest thread)
+/// count when each opened and what the caller keeps with it (`T`: for the
+/// plugin, how to trace it). A region is counted on the vCPU (guest thread)
 /// that opened it only: other threads' instructions never enter it.
-#[derive(Debug, Default)]
-pub struct Regions {
-    open: BTreeMap<(u32, u32), u64>,
+#[derive(Debug)]
+pub struct Regions<T> {
+    open: BTreeMap<(u32, u32), (u64, T)>,
 }
 
-impl Regions {
-    pub const fn new() -> Regions {
+impl<T> Default for Regions<T> {
+    fn default() -> Regions<T> {
+        Regions::new()
+    }
+}
+
+impl<T> Regions<T> {
+    pub const fn new() -> Regions<T> {
         Regions {
             open: BTreeMap::new(),
         }
     }
 
-    pub fn begin(&mut self, vcpu: u32, region: u32, now: u64) -> Option<Event> {
-        self.open.insert((vcpu, region), now).map(|_| Event::Error {
-            region,
-            vcpu,
-            error: "begin of a region already open (count restarted)",
-        })
+    /// Opens a region; when it was open already, returns the error and
+    /// what the earlier opening kept.
+    pub fn begin(&mut self, vcpu: u32, region: u32, now: u64, keep: T) -> Option<(Event, T)> {
+        self.open
+            .insert((vcpu, region), (now, keep))
+            .map(|(_, old)| {
+                let error = Event::Error {
+                    region,
+                    vcpu,
+                    error: "begin of a region already open (count restarted)",
+                };
+                (error, old)
+            })
     }
 
-    pub fn end(&mut self, vcpu: u32, region: u32, now: u64) -> Event {
+    /// Closes a region: its instruction count and what its opening kept,
+    /// or the error when it was not open on this vCPU.
+    pub fn end(&mut self, vcpu: u32, region: u32, now: u64) -> Result<(u64, T), Event> {
         match self.open.remove(&(vcpu, region)) {
-            Some(start) => Event::Closed {
-                region,
-                vcpu,
-                insns: now - start,
-            },
-            None => Event::Error {
+            Some((start, keep)) => Ok((now - start, keep)),
+            None => Err(Event::Error {
                 region,
                 vcpu,
                 error: "end of a region not open on this thread",
-            },
+            }),
         }
     }
 
@@ -184,6 +227,11 @@ mod tests {
         assert_eq!(MAGIC as i64, harness::marker::MAGIC as i64);
         assert_eq!(PHASE_BEGIN as i64, harness::marker::PHASE_BEGIN as i64);
         assert_eq!(PHASE_END as i64, harness::marker::PHASE_END as i64);
+        assert_eq!(
+            PHASE_BEGIN_TRACED as i64,
+            harness::marker::PHASE_BEGIN_TRACED as i64
+        );
+        assert_eq!(crate::executed::NO_PAYLOAD, harness::marker::NO_HISTOGRAM);
     }
 
     const M: u64 = MAGIC as u64;
@@ -192,7 +240,17 @@ mod tests {
     fn decodes_markers_of_64_and_32_bit_guests() {
         assert_eq!(
             decode(SYSCALL, M, 7, 0, u64::MAX),
-            Some(Marker::Begin { region: 7 })
+            Some(Marker::Begin {
+                region: 7,
+                traced: false
+            })
+        );
+        assert_eq!(
+            decode(SYSCALL, M, 7, 2, u64::MAX),
+            Some(Marker::Begin {
+                region: 7,
+                traced: true
+            })
         );
         // A 32-bit guest's -1, sign-extended or not.
         for fd in [u64::MAX, 0xffff_ffff] {
@@ -217,7 +275,7 @@ mod tests {
     fn ignores_other_system_calls() {
         assert_eq!(decode(SYSCALL, 0, 7, 0, 0), None);
         assert_eq!(decode(SYSCALL + 1, M, 7, 0, 0), None);
-        assert_eq!(decode(SYSCALL, M, 7, 2, 0), None);
+        assert_eq!(decode(SYSCALL, M, 7, 3, 0), None);
         assert_eq!(decode(64, M, 7, 0, 0), None);
     }
 
@@ -237,19 +295,16 @@ mod tests {
     #[test]
     fn pairs_regions_per_thread() {
         let mut r = Regions::default();
-        assert_eq!(r.begin(0, 1, 100), None);
-        assert_eq!(r.begin(1, 1, 5), None);
-        assert_eq!(
-            r.end(0, 1, 150),
-            Event::Closed {
-                region: 1,
-                vcpu: 0,
-                insns: 50
-            }
-        );
-        assert!(matches!(r.end(0, 1, 160), Event::Error { .. }));
-        assert!(matches!(r.begin(1, 1, 7), Some(Event::Error { .. })));
-        assert_eq!(r.begin(0, 2, 170), None);
+        assert_eq!(r.begin(0, 1, 100, 'a'), None);
+        assert_eq!(r.begin(1, 1, 5, 'b'), None);
+        assert_eq!(r.end(0, 1, 150), Ok((50, 'a')));
+        assert!(matches!(r.end(0, 1, 160), Err(Event::Error { .. })));
+        // A second begin restarts the count and hands back the first's.
+        assert!(matches!(
+            r.begin(1, 1, 7, 'c'),
+            Some((Event::Error { .. }, 'b'))
+        ));
+        assert_eq!(r.begin(0, 2, 170, 'd'), None);
         assert_eq!(
             r.unclosed().iter().map(Event::json).collect::<Vec<_>>(),
             [
@@ -261,10 +316,23 @@ mod tests {
             Event::Closed {
                 region: 3,
                 vcpu: 0,
-                insns: 123456
+                insns: 123456,
+                executed: None,
             }
             .json(),
             r#"{"region":3,"vcpu":0,"insns":123456}"#
+        );
+        let mut h = crate::executed::Histogram::default();
+        h.insns.insert("lwsync".into(), 1000);
+        assert_eq!(
+            Event::Closed {
+                region: 3,
+                vcpu: 0,
+                insns: 123456,
+                executed: Some(h),
+            }
+            .json(),
+            r#"{"region":3,"vcpu":0,"insns":123456,"executed":{"lwsync":1000},"entered":{}}"#
         );
     }
 }

@@ -9,6 +9,10 @@
 //! - counting the same ops while a second thread spins gives the same
 //!   counts (a region counts only its own thread);
 //! - the plugin's `out=` file holds the same counts the guest read back;
+//! - each traced region's histogram sums to its count, and the guest's
+//!   per-op executions (differenced from the four histograms it read back)
+//!   are exact integers that sum to `per_op`, equal what the `out=` file's
+//!   histograms give, and show the `nop` of `plain_nop`;
 //! - without the plugin the guest runs and reports nothing counted.
 //!
 //! Cross-building needs what `cargo xtask test` installs: Debian's
@@ -189,6 +193,31 @@ fn regions(r: &Value) -> Vec<u64> {
         .collect()
 }
 
+/// An op's per-op executions, text -> count.
+fn executed(r: &Value) -> std::collections::BTreeMap<String, f64> {
+    r["executed"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no executed histogram: {r}"))
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
+        .collect()
+}
+
+/// Per-op executions from an op's four `out=` lines (op loop of ITERS and
+/// 2 ITERS, empty loop of ITERS and 2 ITERS), as the harness computes them.
+fn per_op_from_file(four: &[Value]) -> std::collections::BTreeMap<String, f64> {
+    let mut diff: std::collections::BTreeMap<String, i64> = Default::default();
+    for (line, sign) in four.iter().zip([-1i64, 1, 1, -1]) {
+        for (text, n) in line["executed"].as_object().unwrap() {
+            *diff.entry(text.clone()).or_default() += sign * n.as_i64().unwrap();
+        }
+    }
+    diff.into_iter()
+        .filter(|&(_, d)| d != 0)
+        .map(|(t, d)| (t, d as f64 / ITERS as f64))
+        .collect()
+}
+
 fn check(t: &Target) {
     require(t.emulator, "qemu-user");
     let plugin = plugin();
@@ -226,10 +255,26 @@ fn check(t: &Target) {
         assert_eq!(alone["per_op"], beside["per_op"], "{alone} {beside}");
         assert_eq!(regions(alone), regions(beside), "{alone} {beside}");
     }
-    // Every op's count is an exact integer per op and at least one insn.
+    // Every op's count is an exact integer per op and at least one insn,
+    // and so is each instruction's share, which sum to it.
     for r in &records {
         let per_op = r["per_op"].as_f64().unwrap();
         assert!(per_op >= 1.0 && per_op.fract() == 0.0, "{r}");
+        let executed = executed(r);
+        assert!(executed.values().all(|n| n.fract() == 0.0), "{r}");
+        assert_eq!(executed.values().sum::<f64>(), per_op, "{r}");
+    }
+    let nops = |r: &Value| {
+        executed(r)
+            .iter()
+            .filter(|(text, _)| text.trim() == "nop")
+            .map(|(_, n)| n)
+            .sum::<f64>()
+    };
+    assert_eq!(nops(b), nops(a) + 1.0, "{a} {b}");
+    for name in ["plain", "plain_nop", "cas_seqcst", "fetch_add_relaxed"] {
+        let (alone, beside) = (op(&records, name), op(&records, &format!("{name}+spinner")));
+        assert_eq!(alone["executed"], beside["executed"], "{alone} {beside}");
     }
 
     // The out= file holds the same counts: the probe, then four per op.
@@ -240,6 +285,21 @@ fn check(t: &Target) {
     let printed: Vec<u64> = records.iter().flat_map(regions).collect();
     assert_eq!(counts[1..], printed[..], "{file}");
     assert!(lines.iter().all(|l| l["vcpu"] == 0), "{file}");
+    // The probe region is not traced; every op's four regions are, and a
+    // histogram accounts for every instruction of its region.
+    assert!(lines[0].get("executed").is_none(), "{}", lines[0]);
+    for l in &lines[1..] {
+        let sum: u64 = l["executed"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no histogram: {l}"))
+            .values()
+            .map(|n| n.as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, l["insns"].as_u64().unwrap(), "{l}");
+    }
+    for (r, four) in records.iter().zip(lines[1..].chunks(4)) {
+        assert_eq!(per_op_from_file(four), executed(r), "{}", r["op"]);
+    }
 
     // A different environment moves the stack, not the per-op counts.
     let moved = parse(&run(

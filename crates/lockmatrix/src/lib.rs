@@ -15,6 +15,8 @@
 //! - [`model`]: the locks written here model-checked with loom on the
 //!   host, which no emulator run can replace;
 //! - [`gate`]: the verdict, against stored baselines or the base revision;
+//! - [`footprint`]: the ordering footprint of each lock operation, executed
+//!   (the plugin's records) and static (the binaries' disassembly);
 //! - [`report`]: the terminal tables, the seeds' tables, the HTML report,
 //!   the history across runs and the Bencher export;
 //! - [`ci`]: the GitHub Actions workflows rendered from `targets.yaml`.
@@ -29,6 +31,7 @@ pub mod config;
 pub mod cpu;
 pub mod escape;
 pub mod file;
+pub mod footprint;
 pub mod gate;
 pub mod host;
 pub mod matrix;

@@ -9,15 +9,24 @@ use std::path::{Path, PathBuf};
 /// (Debian 12's qemu-user is 7.2); see qemu-plugin/Cargo.toml.
 pub const API: &str = "v1";
 
+/// Where the plugin of the checkout at `root` is built: its own target dir
+/// (the xtask's cargo holds the workspace's lock), one per checkout. One
+/// shared by every checkout would be rebuilt by each from its own sources,
+/// and a run from one tree could load the plugin another tree just built,
+/// which speaks another version of the marker protocol.
+pub fn target_dir(root: &Path) -> Result<PathBuf, String> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let key = crate::results::sha256(root.to_string_lossy().as_bytes());
+    let cache = crate::cache::dir().map_err(|e| e.to_string())?;
+    Ok(cache.join("plugin").join(&key[..16]))
+}
+
 /// Builds the plugin with the host's toolchain; returns the `.so` or why not.
 pub fn build(root: &Path) -> Result<PathBuf, String> {
     let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
     let need = toolchain::rust_version(&root.join("qemu-plugin/Cargo.toml"));
     let tc = toolchain::discover(&host, need)?;
-    // Its own target dir: the xtask's cargo holds the workspace's lock.
-    let target_dir = crate::cache::dir()
-        .map_err(|e| e.to_string())?
-        .join("plugin");
+    let target_dir = target_dir(root)?;
     let out = crate::build::cargo(&tc.cargo)
         .current_dir(root)
         .args(["build", "--release", "--locked", "-p", "insns-plugin"])
@@ -36,5 +45,19 @@ pub fn build(root: &Path) -> Result<PathBuf, String> {
                 .find(|l| l.starts_with("error"))
                 .unwrap_or("see cargo")
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_checkout_builds_its_own_plugin() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let a = target_dir(here).unwrap();
+        assert_eq!(a, target_dir(&here.join("../lockmatrix")).unwrap());
+        assert_ne!(a, target_dir(Path::new("/tmp")).unwrap());
+        assert!(a.starts_with(crate::cache::dir().unwrap().join("plugin")));
     }
 }

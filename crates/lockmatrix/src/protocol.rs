@@ -5,6 +5,7 @@
 use crate::name::Name;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -12,6 +13,8 @@ pub enum Record {
     Env(Env),
     Sample(Sample),
     Check(Check),
+    Executed(Executed),
+    Probes(Probes),
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -109,6 +112,47 @@ pub fn checked_case<'de, D: Deserializer<'de>>(d: D) -> Result<Map<String, Value
     d.deserialize_map(CaseVisitor)
 }
 
+/// What one operation of a counted cell executed under the QEMU plugin
+/// (protocol 3): each instruction's disassembly text as QEMU's plugin API
+/// gives it -> executions per op, and each symbol -> entries into it per
+/// op. Per op means the op loop's per iteration minus the empty loop's, as
+/// `insns_per_op`: the values sum to the cell's `insns_per_op`, are
+/// integers for an op whose path does not vary, and a loop instruction
+/// printed differently in the two loops shows as +1 and -1 entries.
+/// `footprint::executed` classifies it.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Executed {
+    pub suite: Name,
+    pub bench: Name,
+    #[serde(deserialize_with = "checked_case")]
+    pub case: Map<String, Value>,
+    pub round: u32,
+    pub per_op: BTreeMap<String, f64>,
+    pub entered: BTreeMap<String, f64>,
+}
+
+/// Where each lock operation's (or atomic primitive's) probe function is
+/// (protocol 3): its code's offset from the `anchor` function's, both in
+/// the binary that printed it. `footprint::static_footprint` reads them.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Probes {
+    pub suite: Name,
+    pub anchor: String,
+    pub probes: Vec<Probe>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Probe {
+    /// A lock, or an atomic primitive.
+    pub unit: Name,
+    /// `lock`, `unlock`, `read_lock`, ... (`op` for a primitive).
+    pub op: Name,
+    pub offset: i64,
+}
+
 /// Renders a case as `key=value key=value` in key order.
 pub fn case_label(case: &Map<String, Value>) -> String {
     case.iter()
@@ -126,6 +170,11 @@ pub struct Parsed {
     pub env: Option<Env>,
     pub samples: Vec<Sample>,
     pub checks: Vec<Check>,
+    /// One per counted cell, under the QEMU plugin (protocol 3).
+    pub executed: Vec<Executed>,
+    /// The suite's probes (protocol 3; printed once per invocation, kept
+    /// once).
+    pub probes: Option<Probes>,
     /// Lines that are not protocol records: (1-based line number, line, why).
     pub bad_lines: Vec<(usize, String, String)>,
 }
@@ -134,7 +183,9 @@ pub struct Parsed {
 /// (no `gating`, and times that could be zero or negative) is still read,
 /// so `--against` can build a base revision from before version 2; its
 /// non-positive times are read as `null`, as version 2 prints them.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// Version 2 is version 3 without the `executed` and `probes` records: a
+/// base revision from before them has no ordering footprint.
+pub const PROTOCOL_VERSION: u32 = 3;
 const OLDEST_PROTOCOL: u32 = 1;
 
 pub fn parse(stdout: &str) -> Parsed {
@@ -176,6 +227,17 @@ pub fn parse(stdout: &str) -> Parsed {
                 }
             }
             Ok(Record::Check(c)) => p.checks.push(c),
+            Ok(Record::Executed(x)) => match x.per_op.values().chain(x.entered.values()).find(|v| !v.is_finite()) {
+                Some(v) => p.bad_lines.push((
+                    i + 1,
+                    line.to_string(),
+                    format!("executions per op {v}: not a number"),
+                )),
+                None => p.executed.push(x),
+            },
+            Ok(Record::Probes(x)) => {
+                p.probes.get_or_insert(x);
+            }
             Err(e) => p.bad_lines.push((
                 i + 1,
                 line.to_string(),
@@ -205,6 +267,33 @@ mod tests {
         assert!(!p.checks[0].ok);
         assert!(p.bad_lines.is_empty());
         assert_eq!(case_label(&p.samples[0].case), "op=cas_sync");
+    }
+
+    #[test]
+    fn reads_protocol_3_records_and_older_protocols_have_none() {
+        let env3 = ENV.replace(r#""protocol":1"#, r#""protocol":3"#);
+        let text = format!(
+            "{env3}\n{}\n{}\n{}\n",
+            r#"{"type":"executed","suite":"spinlock","bench":"lock_unlock","case":{"lock":"ticket","threads":1},"round":0,"per_op":{"lwsync ":1.0,"bne 0x1000":-1.0},"entered":{}}"#,
+            r#"{"type":"probes","suite":"spinlock","anchor":"lockmatrix_probe_anchor","probes":[{"unit":"ticket","op":"unlock","offset":-4096}]}"#,
+            r#"{"type":"probes","suite":"spinlock","anchor":"lockmatrix_probe_anchor","probes":[]}"#,
+        );
+        let p = parse(&text);
+        assert!(p.bad_lines.is_empty(), "{:?}", p.bad_lines);
+        assert_eq!(p.executed[0].per_op["lwsync "], 1.0);
+        assert_eq!(case_label(&p.executed[0].case), "lock=ticket threads=1");
+        // The first invocation's probes are kept.
+        let probes = p.probes.unwrap();
+        assert_eq!(probes.probes[0].offset, -4096);
+        assert_eq!(probes.probes[0].unit, "ticket");
+        let old = parse(&format!("{ENV}\n"));
+        assert!(old.bad_lines.is_empty() && old.executed.is_empty() && old.probes.is_none());
+        let future = parse(&ENV.replace(r#""protocol":1"#, r#""protocol":4"#));
+        assert!(
+            future.bad_lines[0].2.contains("reads 1 to 3"),
+            "{:?}",
+            future.bad_lines
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Counts a few operations with `harness::marker::insns_per_op` and prints
 //! one line per operation:
-//! `{"op":NAME,"iters":N,"per_op":X,"op_loop":X,"empty_loop":X,"regions":[..]}`,
-//! or `{"op":NAME,"counted":false}` when not running under the plugin.
+//! `{"op":NAME,"iters":N,"per_op":X,"op_loop":X,"empty_loop":X,"regions":[..],"executed":{TEXT:X,..},"entered":{SYMBOL:X,..}}`
+//! (`executed` and `entered` per op, `null` without a histogram), or
+//! `{"op":NAME,"counted":false}` when not running under the plugin.
 //!
 //! `plain` and `plain_nop` differ by exactly one instruction (a `nop`), so
 //! their `per_op` must differ by exactly 1 and their op-loop regions by
@@ -26,6 +27,7 @@
     feature(asm_experimental_arch)
 )]
 
+use harness::json::{obj, J};
 use harness::marker::insns_per_op;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -37,17 +39,27 @@ fn nop() {
 }
 
 fn report(name: &str, iters: u64, region: u32, op: impl FnMut(u64)) {
+    let map = |m: &std::collections::BTreeMap<String, f64>| {
+        J::Obj(m.iter().map(|(k, &v)| (k.clone(), J::Num(v))).collect())
+    };
     match insns_per_op(region, iters, op) {
-        Some(c) => println!(
-            r#"{{"op":"{name}","iters":{iters},"per_op":{},"op_loop":{},"empty_loop":{},"regions":[{},{},{},{}]}}"#,
-            c.per_op,
-            c.op_loop,
-            c.empty_loop,
-            c.regions[0],
-            c.regions[1],
-            c.regions[2],
-            c.regions[3]
-        ),
+        Some(c) => {
+            let (executed, entered) = match &c.executed {
+                Some(x) => (map(&x.per_op), map(&x.entered)),
+                None => (J::Null, J::Null),
+            };
+            let line = obj([
+                ("op", name.into()),
+                ("iters", iters.into()),
+                ("per_op", c.per_op.into()),
+                ("op_loop", c.op_loop.into()),
+                ("empty_loop", c.empty_loop.into()),
+                ("regions", c.regions.to_vec().into()),
+                ("executed", executed),
+                ("entered", entered),
+            ]);
+            println!("{line}");
+        }
         None => println!(r#"{{"op":"{name}","counted":false}}"#),
     }
 }

@@ -15,6 +15,8 @@
 
 mod contended;
 mod ops;
+#[cfg(not(loom))]
+mod probes;
 mod sigmask;
 mod single;
 
@@ -48,6 +50,7 @@ fn main() -> std::process::ExitCode {
     }
     let out = Out::new("atomic");
     out.env(&args, variants());
+    out.probes(&probes::all());
     if args.wants("single_thread") {
         single::run(&args, &out);
     }

@@ -16,6 +16,7 @@ pub mod measure;
 #[cfg(loom)]
 pub mod model;
 pub mod out;
+pub mod probe;
 pub mod threads;
 pub mod timer;
 pub mod work;

@@ -69,9 +69,10 @@ pub fn per_op(iters: u64, reps: usize, mut op: impl FnMut(u64)) -> Batch {
 pub const INSNS_ITERS: u64 = 1000;
 
 /// Under QEMU with the `insns-plugin` loaded, emits the cell's
-/// `insns_per_op` (one sample: counts repeat exactly); elsewhere nothing.
-/// Only for single-threaded cells: a count over code that waits for other
-/// threads is as noisy as time.
+/// `insns_per_op` (one sample: counts repeat exactly) and its `executed`
+/// record (what one op executed, instruction by instruction); elsewhere
+/// nothing. Only for single-threaded cells: a count over code that waits
+/// for other threads is as noisy as time.
 pub fn insns_sample(out: &Out, bench: &str, case: &J, op: impl FnMut(u64)) {
     static NEXT_REGION: AtomicU32 = AtomicU32::new(1);
     let region = NEXT_REGION.fetch_add(1, Ordering::Relaxed);
@@ -80,6 +81,9 @@ pub fn insns_sample(out: &Out, bench: &str, case: &J, op: impl FnMut(u64)) {
         // is about times.
         let metric = Metric::new("insns_per_op", "insns", Better::Lower);
         out.sample(bench, case, &metric, 0, c.per_op);
+        if let Some(executed) = &c.executed {
+            out.executed(bench, case, 0, executed);
+        }
     }
 }
 

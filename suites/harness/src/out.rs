@@ -2,19 +2,28 @@
 //!
 //! - `env`: what ran and how (arch, CPUs, timer and its rate, variants);
 //! - `sample`: one round's value of one metric of one cell;
-//! - `check`: a correctness invariant, `ok` or not, with what was seen.
+//! - `check`: a correctness invariant, `ok` or not, with what was seen;
+//! - `executed`: under the QEMU plugin, what one operation of a counted
+//!   cell executed, instruction by instruction (QEMU's disassembly text ->
+//!   executions per op; `marker::Executed`);
+//! - `probes`: where each lock operation's (or primitive's) out-of-line
+//!   probe function is, relative to the anchor function (`probe`), so the
+//!   tool can find them in the binary's disassembly.
 //!
 //! Each line is flushed as it is written so that a suite that crashes later
 //! still leaves every earlier record for the xtask to report.
 
 use crate::json::{obj, J};
+use crate::marker::Executed;
+use crate::probe::{Probe, ANCHOR};
 use crate::{threads, timer, Args};
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Version 2: samples say whether their cell is in the suite's timing
-/// family (`gating`), and a time is positive or `null`.
-pub const PROTOCOL_VERSION: i64 = 2;
+/// family (`gating`), and a time is positive or `null`. Version 3: the
+/// `executed` and `probes` records.
+pub const PROTOCOL_VERSION: i64 = 3;
 
 /// Which direction of a metric is an improvement.
 #[derive(Clone, Copy, Debug)]
@@ -147,6 +156,44 @@ impl Out {
             ("gating", metric.gating.into()),
             ("round", round.into()),
             ("value", if valid { value.into() } else { J::Null }),
+        ]));
+    }
+
+    /// What one operation of the counted cell `(bench, case)` executed:
+    /// disassembly text -> executions per op, and symbol -> entries per op.
+    pub fn executed(&self, bench: &str, case: &J, round: usize, executed: &Executed) {
+        let map = |m: &std::collections::BTreeMap<String, f64>| {
+            J::Obj(m.iter().map(|(k, &v)| (k.clone(), J::Num(v))).collect())
+        };
+        self.emit(obj([
+            ("type", "executed".into()),
+            ("suite", self.suite.into()),
+            ("bench", bench.into()),
+            ("case", case.clone()),
+            ("round", round.into()),
+            ("per_op", map(&executed.per_op)),
+            ("entered", map(&executed.entered)),
+        ]));
+    }
+
+    /// The suite's probes: each lock operation's (or primitive's) function,
+    /// as an offset from the anchor function's code.
+    pub fn probes(&self, probes: &[Probe]) {
+        let list = probes
+            .iter()
+            .map(|p| {
+                obj([
+                    ("unit", p.unit.into()),
+                    ("op", p.op.into()),
+                    ("offset", J::Int(p.offset())),
+                ])
+            })
+            .collect();
+        self.emit(obj([
+            ("type", "probes".into()),
+            ("suite", self.suite.into()),
+            ("anchor", ANCHOR.into()),
+            ("probes", J::Arr(list)),
         ]));
     }
 

@@ -34,6 +34,8 @@ mod locks;
 #[cfg(loom)]
 #[warn(dead_code, unused_imports)]
 mod model;
+#[cfg(not(loom))]
+mod probes;
 mod rw_mix;
 mod sync;
 
@@ -50,11 +52,13 @@ use std::time::Duration;
 const BENCHES: [&str; 1] = [rw_mix::BENCH];
 
 type Runner = fn(usize, usize, Load, Duration) -> Round;
+/// A lock's probes of the static ordering footprint (`probes.rs`).
+type Probes = fn() -> [harness::probe::Probe; 4];
 
-/// Every lock, by name, with its crate and benchmark round: adding a lock
-/// is its file and one line here.
+/// Every lock, by name, with its crate, benchmark round and probes: adding
+/// a lock is its file and one line here.
 #[cfg(not(loom))]
-const LOCKS: [(&str, &str, Runner); 5] = [
+const LOCKS: [(&str, &str, Runner, Probes); 5] = [
     lock::<LinuxRwsem>(),
     lock::<StdRwLock>(),
     lock::<FairRwSpin>(),
@@ -62,8 +66,9 @@ const LOCKS: [(&str, &str, Runner); 5] = [
     lock::<SpinRwLock>(),
 ];
 
-const fn lock<L: RawRwLock>() -> (&'static str, &'static str, Runner) {
-    (L::NAME, L::CRATE, rw_mix::run_round::<L>)
+#[cfg(not(loom))]
+const fn lock<L: RawRwLock>() -> (&'static str, &'static str, Runner, Probes) {
+    (L::NAME, L::CRATE, rw_mix::run_round::<L>, probes::of::<L>)
 }
 
 /// Round length of the quick profile. 5 locks x 5 loads x 2 mixes x 3
@@ -85,15 +90,15 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let names: Vec<&str> = LOCKS.iter().map(|&(name, _, _)| name).collect();
+    let names: Vec<&str> = LOCKS.iter().map(|&(name, _, _, _)| name).collect();
     args.check_locks(&names);
     let locks: Vec<(&str, Runner)> = LOCKS
         .into_iter()
-        .filter(|&(name, _, _)| args.wants_lock(name))
-        .map(|(name, _, run)| (name, run))
+        .filter(|&(name, _, _, _)| args.wants_lock(name))
+        .map(|(name, _, run, _)| (name, run))
         .collect();
     let mut crates = obj([]);
-    for (name, krate, _) in LOCKS {
+    for (name, krate, _, _) in LOCKS {
         crates.set(name, krate);
     }
 
@@ -120,6 +125,8 @@ fn main() -> ExitCode {
             ("fair_rwspin", "phase_fair_ticket".into()),
         ]),
     );
+    let probes: Vec<_> = LOCKS.iter().flat_map(|l| (l.3)()).collect();
+    out.probes(&probes);
     if args.wants(rw_mix::BENCH) {
         rw_mix_bench(&args, &out, &locks);
     }

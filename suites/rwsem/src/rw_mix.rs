@@ -413,7 +413,7 @@ mod tests {
     #[test]
     fn every_lock_passes_the_checks_of_a_timed_round() {
         // Every registered lock, through its registered round.
-        for (name, _, run) in crate::LOCKS {
+        for (name, _, run, _) in crate::LOCKS {
             for mix in MIXES {
                 let (r, w) = mix.sides(4);
                 let round = run(r, w, Load::Work(10), Duration::from_millis(30));

@@ -28,6 +28,8 @@ mod locks;
 #[cfg(loom)]
 #[warn(dead_code, unused_imports)]
 mod model;
+#[cfg(not(loom))]
+mod probes;
 mod sync;
 mod workload;
 
@@ -201,6 +203,7 @@ fn main() -> ExitCode {
     args.check_locks(locks::NAMES);
     let out = Out::new("spinlock");
     out.env(&args, variants());
+    out.probes(&probes::all());
     let selected = || locks::NAMES.iter().filter(|l| args.wants_lock(l));
     for &bench in BENCHES.iter().filter(|b| args.wants(b)) {
         for name in selected() {

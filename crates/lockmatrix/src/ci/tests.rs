@@ -423,7 +423,7 @@ fn names_ci_cannot_carry_are_refused() {
     let e = parse(Path::new("t.yaml"), &bad).unwrap_err();
     assert!(
         e.starts_with(
-            "t.yaml:11:5: targets[1]: name `arm:64`: has a character outside the alphabet"
+            "t.yaml:11:11: targets[1].name: name `arm:64`: has a character outside the alphabet"
         ),
         "{e}"
     );

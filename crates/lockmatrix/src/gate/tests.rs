@@ -105,6 +105,8 @@ pub(super) fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> Suit
         env: None,
         samples,
         checks,
+        executed: vec![],
+        probes: None,
         bad_lines: vec![],
         stderr_tail: vec![],
         stdout_sha256: None,

@@ -150,6 +150,8 @@ impl Folded {
         f.parsed.env = f.parsed.env.take().or(p.env);
         f.parsed.samples.extend(p.samples);
         f.parsed.checks.extend(p.checks);
+        f.parsed.executed.extend(p.executed);
+        f.parsed.probes = f.parsed.probes.take().or(p.probes);
         f.parsed.bad_lines.extend(p.bad_lines);
     }
 }

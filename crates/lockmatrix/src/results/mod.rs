@@ -5,7 +5,7 @@
 use crate::config::RunnerKind;
 use crate::host::Host;
 use crate::name::Name;
-use crate::protocol::{Check, Env, Parsed, Sample};
+use crate::protocol::{Check, Env, Executed, Parsed, Probes, Sample};
 use crate::runner::{Exit, Outcome};
 use anyhow::bail;
 use anyhow::Result;
@@ -192,6 +192,14 @@ pub struct SuiteRun {
     pub env: Option<Env>,
     pub samples: Vec<Sample>,
     pub checks: Vec<Check>,
+    /// What each counted cell executed per op (protocol 3, under the QEMU
+    /// plugin): `footprint::executed` classifies it.
+    #[serde(default)]
+    pub executed: Vec<Executed>,
+    /// Where the suite's probe functions are (protocol 3):
+    /// `footprint::static_footprint` reads the binary with them.
+    #[serde(default)]
+    pub probes: Option<Probes>,
     pub bad_lines: Vec<BadLine>,
     /// The last lines of stderr (all of it is in `<target>/<suite>.stderr`).
     pub stderr_tail: Vec<String>,
@@ -218,6 +226,8 @@ pub fn suite_run(
         env: parsed.env,
         samples: parsed.samples,
         checks: parsed.checks,
+        executed: parsed.executed,
+        probes: parsed.probes,
         bad_lines: parsed
             .bad_lines
             .into_iter()
