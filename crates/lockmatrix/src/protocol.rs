@@ -62,6 +62,77 @@ pub enum Better {
     Higher,
 }
 
+/// The metric of instruction counts: executed guest instructions per
+/// operation under QEMU's plugin (unit `insns`).
+pub const INSNS_PER_OP: &str = "insns_per_op";
+
+/// What a metric's values are, decided by its unit, for every reader (suite
+/// output, run.json, baselines, the gate, the reports): the one place that
+/// says whether a value is a time, a count or something else, what values
+/// it may take, and how two of them compare.
+///
+/// | kind | unit | values | compared |
+/// |---|---|---|---|
+/// | `Time` | `ns`, `<timer>_ticks` | positive (`null` when the suite could not tell it from zero) | statistically, on a log scale |
+/// | `Instructions` | `insns` | not negative | exactly |
+/// | `Quantity` | anything else (`ops`, `count`, `ratio`) | not negative | statistically, on a log scale |
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Time,
+    Instructions,
+    Quantity,
+}
+
+impl Kind {
+    pub fn of(unit: &str) -> Kind {
+        if unit == "ns" || unit.ends_with("_ticks") {
+            Kind::Time
+        } else if unit == "insns" {
+            Kind::Instructions
+        } else {
+            Kind::Quantity
+        }
+    }
+
+    /// Whether `value` can be a value of this kind: finite, a time positive,
+    /// anything else not negative.
+    pub fn check(self, value: f64) -> Result<(), &'static str> {
+        if !value.is_finite() {
+            Err("expected a finite number")
+        } else if self == Kind::Time && value <= 0.0 {
+            Err("expected a positive time (or null)")
+        } else if value < 0.0 {
+            Err("expected a count or ratio, not negative (or null)")
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Values repeat run to run (same binary, same emulator): compared
+    /// exactly, never with statistics.
+    pub fn exact(self) -> bool {
+        self == Kind::Instructions
+    }
+}
+
+impl Better {
+    /// `value` as a cost, lower is better: `1 / value` for a metric whose
+    /// higher values are better.
+    pub fn as_cost(self, value: f64) -> f64 {
+        match self {
+            Better::Lower => value,
+            Better::Higher => 1.0 / value,
+        }
+    }
+}
+
+impl Sample {
+    pub fn kind(&self) -> Kind {
+        Kind::of(&self.unit)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Check {
@@ -213,7 +284,7 @@ pub fn parse(stdout: &str) -> Parsed {
             Ok(Record::Env(e)) => p.env = Some(e),
             Ok(Record::Sample(mut s)) => {
                 let old = p.env.as_ref().is_some_and(|e| e.protocol < 2);
-                match s.value.map(|v| crate::gate::cells::check_value(&s.unit, v)) {
+                match s.value.map(|v| s.kind().check(v)) {
                     Some(Err(_)) if old => {
                         s.value = None;
                         p.samples.push(s);

@@ -189,6 +189,10 @@ pub struct BaselineCell {
 }
 
 impl BaselineCell {
+    pub fn kind(&self) -> crate::protocol::Kind {
+        crate::protocol::Kind::of(&self.unit)
+    }
+
     pub fn key(&self) -> CellKey {
         CellKey::new(&self.bench, &self.case, &self.metric)
     }
@@ -322,7 +326,7 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
             );
         }
         for (i, v) in c.samples.iter().enumerate() {
-            if let Some(Err(why)) = v.map(|v| super::cells::check_value(&c.unit, v)) {
+            if let Some(Err(why)) = v.map(|v| c.kind().check(v)) {
                 if !old_format {
                     bail!("{}: sample {i} is {}: {why}", name(), v.unwrap_or_default());
                 }
@@ -338,9 +342,9 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
             // Format 1 came from protocol 1 suites, which printed a cost
             // they could not tell from zero as a zero or negative time:
             // read as null, as protocol 2 prints it.
-            let unit = c.unit.clone();
+            let kind = c.kind();
             for v in &mut c.samples {
-                if v.is_some_and(|x| super::cells::check_value(&unit, x).is_err()) {
+                if v.is_some_and(|x| kind.check(x).is_err()) {
                     *v = None;
                 }
             }

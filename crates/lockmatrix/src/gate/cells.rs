@@ -2,7 +2,7 @@
 //! keyed the same way in a run and in a baseline file.
 
 use crate::name::Name;
-use crate::protocol::{Better, Sample};
+use crate::protocol::{Better, Kind, Sample};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -41,27 +41,6 @@ pub struct RunCell {
     pub samples: Vec<Option<f64>>,
 }
 
-/// Whether `unit` measures time: nanoseconds or a timer's ticks.
-pub fn is_time(unit: &str) -> bool {
-    unit == "ns" || unit.ends_with("_ticks")
-}
-
-/// Whether `value` can be a value of a metric in `unit`: a time is
-/// positive (the harness prints `null` for a cost it could not tell from
-/// zero), anything else (counts, ratios, instructions) is not negative.
-/// One rule for suite output, runs and baseline files.
-pub fn check_value(unit: &str, value: f64) -> Result<(), &'static str> {
-    if !value.is_finite() {
-        Err("expected a finite number")
-    } else if is_time(unit) && value <= 0.0 {
-        Err("expected a positive time (or null)")
-    } else if value < 0.0 {
-        Err("expected a count or ratio, not negative (or null)")
-    } else {
-        Ok(())
-    }
-}
-
 /// The canonical text of a case: compact JSON with the keys of every map
 /// sorted, whatever order the suite printed them in.
 pub fn canonical_case(case: &Map<String, Value>) -> String {
@@ -81,6 +60,12 @@ fn canonical(v: &Value) -> Value {
         }
         Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
         v => v.clone(),
+    }
+}
+
+impl RunCell {
+    pub fn kind(&self) -> Kind {
+        Kind::of(&self.unit)
     }
 }
 
@@ -127,10 +112,7 @@ pub fn lower_is_better(samples: &[Option<f64>], better: Better) -> Option<Vec<f6
     samples
         .iter()
         .map(|v| match *v {
-            Some(x) if x.is_finite() && x > 0.0 => Some(match better {
-                Better::Lower => x,
-                Better::Higher => 1.0 / x,
-            }),
+            Some(x) if x.is_finite() && x > 0.0 => Some(better.as_cost(x)),
             _ => None,
         })
         .collect()

@@ -28,8 +28,8 @@
 
 use super::baseline::{self, Baseline, Testbed};
 use super::cells::{self, CellKey, RunCell, Summary};
+use super::policy::{self, Role};
 use super::GateOptions;
-use crate::config::RunnerKind;
 use crate::name::Name;
 use crate::protocol::{case_label, Better};
 use crate::results::{Failure, Run, Status, SuiteRun, TargetResult};
@@ -137,6 +137,10 @@ pub struct CellReport {
 }
 
 impl CellReport {
+    pub fn kind(&self) -> crate::protocol::Kind {
+        crate::protocol::Kind::of(&self.unit)
+    }
+
     pub fn case_label(&self) -> String {
         case_label(&self.case)
     }
@@ -570,7 +574,7 @@ fn suite(
             note: None,
         };
         if let Some(rc) = reference.cells.get(&cell.key) {
-            let differs = if cell.key.metric == INSNS {
+            let differs = if cell.kind().exact() {
                 &count_differs
             } else {
                 &timing_differs
@@ -582,7 +586,7 @@ fn suite(
                     ..p
                 });
             }
-            if r.metric == INSNS
+            if cell.kind().exact()
                 && matches!(
                     r.verdict,
                     Verdict::Unchanged | Verdict::Regression | Verdict::Improvement
@@ -640,7 +644,8 @@ fn judge(
             rc.better, cell.better
         ));
     }
-    if cell.key.metric == INSNS {
+    let role = policy::role(cell.kind(), t.runner, cell.gating);
+    if role == Role::Exact {
         judge_insns(r, cell, rc, differs, t.insns_tolerance);
         return None;
     }
@@ -697,14 +702,9 @@ fn judge(
         r.note = Some(differs.join("; "));
         return None;
     }
-    if t.runner == RunnerKind::Qemu {
+    if let Role::Advisory(why) = role {
         r.verdict = Verdict::Advisory;
-        r.note = Some("QEMU timing (emulator time): advisory".into());
-        return None;
-    }
-    if !cell.gating {
-        r.verdict = Verdict::Advisory;
-        r.note = Some("not in the suite's timing family: advisory".into());
+        r.note = Some(why.note().into());
         return None;
     }
     Some(Pending {
@@ -713,9 +713,6 @@ fn judge(
         head,
     })
 }
-
-/// The metric of instruction counts under QEMU's plugin.
-const INSNS: &str = "insns_per_op";
 
 /// Instruction counts repeat exactly, so they gate without statistics and
 /// on QEMU too: more instructions than the reference by more than the

@@ -19,6 +19,7 @@
 pub mod baseline;
 pub mod cells;
 pub mod evaluate;
+pub mod policy;
 pub mod render;
 pub mod update;
 pub mod validate;

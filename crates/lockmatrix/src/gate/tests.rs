@@ -72,11 +72,12 @@ pub(super) fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> Suit
                 bench: c.bench.into(),
                 case: c.case.as_object().unwrap().clone(),
                 metric: c.metric.into(),
-                // Timings in ns; the spinlock suite's fairness cv is a ratio.
-                unit: if c.metric == "fairness_cv" {
-                    "ratio"
-                } else {
-                    "ns"
+                // Timings in ns; the spinlock suite's fairness cv is a
+                // ratio; instruction counts in insns, as the suites print.
+                unit: match c.metric {
+                    "fairness_cv" => "ratio",
+                    "insns_per_op" => "insns",
+                    _ => "ns",
                 }
                 .into(),
                 better: c.better,

@@ -26,7 +26,6 @@ use super::cells::canonical_case;
 use super::evaluate::{evaluate, CellReport, GateReport, Reference, Verdict};
 use super::render::cell_name;
 use super::GateOptions;
-use crate::config::RunnerKind;
 use crate::name::Name;
 use crate::protocol::Better;
 use crate::results::{Run, Status};
@@ -472,7 +471,7 @@ pub fn end_to_end(recordings: &[Recording], opts: &ValidateOptions) -> Result<Va
 }
 
 fn is_count(x: &crate::protocol::Sample) -> bool {
-    x.metric == "insns_per_op"
+    x.kind().exact()
 }
 
 /// The timing samples of a suite run (not the instruction counts).
@@ -515,7 +514,7 @@ fn gating_parts(recordings: &[Recording]) -> Result<(Vec<Recording>, Vec<String>
         let keep = |run: &Run, notes: &mut Vec<String>| {
             let mut part = run.clone();
             part.targets.retain(|t| {
-                if t.runner == RunnerKind::Qemu {
+                if super::policy::times_are_advisory(t.runner) {
                     notes.push(format!(
                         "{}: QEMU timings are advisory: not validated",
                         t.name

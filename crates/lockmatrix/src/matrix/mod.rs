@@ -231,8 +231,7 @@ fn plugin(
     run: &mut Run,
     observer: &dyn Observer,
 ) -> Option<PathBuf> {
-    let counts = |t: &Target| t.runner == RunnerKind::Qemu || t.counted_under.is_some();
-    if opts.no_insns || !jobs.iter().any(|j| counts(j.target)) {
+    if opts.no_insns || !jobs.iter().any(|j| crate::gate::policy::counted(j.target)) {
         return None;
     }
     match crate::plugin::build(root) {

@@ -121,7 +121,7 @@ impl Folded {
         }
         if step.counted {
             // Emulated time means nothing here: only the counts are kept.
-            p.samples.retain(|s| s.metric == "insns_per_op");
+            p.samples.retain(|s| s.kind().exact());
         }
         let Some(f) = acc else {
             *acc = Some(Folded {
@@ -234,8 +234,13 @@ mod tests {
     const ENV: &str = r#"{"type":"env","protocol":2,"suite":"s","arch":"x","endian":"little","pointer_width":64,"cpus":2,"timer":"t","timer_unit":"ns","timer_hz":1e9,"relax":"none","profile":"quick","seed":1,"pinned":true,"variants":{}}"#;
 
     fn sample(metric: &str, value: f64) -> String {
+        let unit = if metric == "insns_per_op" {
+            "insns"
+        } else {
+            "ns"
+        };
         format!(
-            r#"{{"type":"sample","suite":"s","bench":"b","case":{{}},"metric":"{metric}","unit":"ns","better":"lower","gating":true,"round":0,"value":{value}}}"#
+            r#"{{"type":"sample","suite":"s","bench":"b","case":{{}},"metric":"{metric}","unit":"{unit}","better":"lower","gating":true,"round":0,"value":{value}}}"#
         )
     }
 

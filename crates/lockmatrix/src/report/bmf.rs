@@ -12,6 +12,7 @@
 //! the smallest and largest round: the spread, not a confidence interval.
 
 use crate::gate::cells;
+use crate::protocol::Kind;
 use crate::report::table::value_ns;
 use crate::results::Run;
 use serde_json::{Map, Value};
@@ -51,7 +52,7 @@ pub fn export(run: &Run) -> Value {
         for s in &t.suites {
             let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
             for c in cells::collect(&s.samples) {
-                let converted = cells::is_time(&c.unit);
+                let converted = c.kind() == Kind::Time;
                 let mut v: Vec<f64> = c
                     .samples
                     .iter()

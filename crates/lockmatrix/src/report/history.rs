@@ -8,11 +8,12 @@
 //! improvement. The terminal gets a table (a sparkline and the last values
 //! of each cell); [`html`] draws one panel per cell.
 
-use crate::config::RunnerKind;
 use crate::gate::cells;
 use crate::gate::evaluate::{GateReport, Verdict};
+use crate::gate::policy::{self, Role};
 use crate::name::{self, Name};
 use crate::protocol::case_label;
+use crate::protocol::Kind;
 use crate::report::html::svg::{esc, num, Scale, Svg};
 use crate::report::table::{median, render as columns, value_ns};
 use crate::results::Run;
@@ -63,7 +64,7 @@ impl Trend {
     }
 
     fn is_count(&self) -> bool {
-        self.metric == "insns_per_op"
+        Kind::of(&self.unit).exact()
     }
 
     /// Whether every run that has the cell has the same value.
@@ -129,12 +130,10 @@ pub fn build(mut runs: Vec<(PathBuf, Run, Option<GateReport>)>) -> History {
             for s in &t.suites {
                 let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
                 for c in cells::collect(&s.samples) {
-                    let count = c.key.metric == "insns_per_op";
-                    let family = c.gating && t.runner != RunnerKind::Qemu;
-                    if !count && !family {
+                    if let Role::Advisory(_) = policy::role(c.kind(), t.runner, c.gating) {
                         continue;
                     }
-                    let time = cells::is_time(&c.unit);
+                    let time = c.kind() == Kind::Time;
                     let mut v: Vec<f64> = c
                         .samples
                         .iter()

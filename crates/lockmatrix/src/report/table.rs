@@ -109,7 +109,7 @@ pub fn value_ns(unit: &str, v: f64, timer_hz: f64) -> Option<f64> {
 
 /// Instructions per operation, counted exactly under QEMU.
 fn to_insns(s: &Sample, _timer_hz: f64) -> Option<f64> {
-    (s.metric == "insns_per_op").then_some(s.value?)
+    s.kind().exact().then_some(s.value?)
 }
 
 /// One table per suite: a row per cell (bench, case, metric), a column per

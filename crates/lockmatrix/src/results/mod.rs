@@ -456,7 +456,7 @@ pub fn read(dir: &Path) -> Result<Run> {
             .flat_map(|t| &mut t.suites)
             .flat_map(|s| &mut s.samples)
         {
-            if crate::gate::cells::is_time(&x.unit) && x.value.is_some_and(|v| v <= 0.0) {
+            if x.kind() == crate::protocol::Kind::Time && x.value.is_some_and(|v| v <= 0.0) {
                 x.value = None;
             }
         }
@@ -495,8 +495,7 @@ pub fn read(dir: &Path) -> Result<Run> {
                         x.round
                     );
                 }
-                if let Some(Err(why)) = x.value.map(|v| crate::gate::cells::check_value(&x.unit, v))
-                {
+                if let Some(Err(why)) = x.value.map(|v| x.kind().check(v)) {
                     bail!(
                         "{}: {}/{} {} [{}] {} round {} is {}: {why} (edited by hand?)",
                         path.display(),

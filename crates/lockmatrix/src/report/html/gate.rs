@@ -295,7 +295,7 @@ fn counts(run: &Run, gate: Option<&GateReport>) -> String {
     let mut targets: Vec<Name> = Vec::new();
     match gate {
         Some(g) => {
-            for c in g.cells.iter().filter(|c| c.metric == "insns_per_op") {
+            for c in g.cells.iter().filter(|c| c.kind().exact()) {
                 if !targets.contains(&c.target) {
                     targets.push(c.target.clone());
                 }
@@ -314,7 +314,7 @@ fn counts(run: &Run, gate: Option<&GateReport>) -> String {
         None => {
             for t in &run.targets {
                 for s in &t.suites {
-                    for x in s.samples.iter().filter(|x| x.metric == "insns_per_op") {
+                    for x in s.samples.iter().filter(|x| x.kind().exact()) {
                         if !targets.contains(&t.name) {
                             targets.push(t.name.clone());
                         }

@@ -4,7 +4,6 @@
 //! and unblocked with pthread_sigmask.
 
 use super::{cell, fmt};
-use crate::config::RunnerKind;
 use crate::report::table::render as columns;
 use crate::results::Run;
 use serde_json::Value;
@@ -44,9 +43,9 @@ pub fn rows(run: &Run) -> Vec<Row> {
         };
         out.push(Row {
             target: t.name.to_string(),
-            qemu: t.runner == RunnerKind::Qemu,
+            qemu: crate::gate::policy::times_are_advisory(t.runner),
             ns,
-            insns: OPS.map(|o| op(o, "insns_per_op")),
+            insns: OPS.map(|o| op(o, crate::protocol::INSNS_PER_OP)),
             speedup,
             variant: s
                 .env
