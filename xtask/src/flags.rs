@@ -251,7 +251,7 @@ pub struct ValidateGateArgs {
     pub rounds: u32,
     /// Pairs per side in each resampled evaluation [default: what a
     /// pull request's native job runs]
-    #[arg(long, default_value_t = lockmatrix::matrix::AB_ROUNDS.0 as usize)]
+    #[arg(long, default_value_t = lockmatrix::policy::AB_ROUNDS.0 as usize)]
     pub pairs: usize,
     /// A/A evaluations (and injected slowdowns) by resampling
     #[arg(long, default_value_t = 100)]

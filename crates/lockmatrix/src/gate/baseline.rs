@@ -34,7 +34,7 @@
 //! with its samples on one line, so an update reads well in a diff. Samples
 //! are `null` where the suite could not compute a value.
 
-use super::cells::{CellKey, RunCell, Summary};
+use crate::cells::{CellKey, RunCell, Summary};
 use crate::config::RunnerKind;
 use crate::name::Name;
 use crate::protocol::Better;
@@ -381,7 +381,7 @@ pub fn to_text(b: &Baseline) -> String {
         out.push_str(&format!("      \"bench\": {},\n", j(&c.bench)));
         out.push_str(&format!(
             "      \"case\": {},\n",
-            super::cells::canonical_case(&c.case)
+            crate::cells::canonical_case(&c.case)
         ));
         out.push_str(&format!("      \"metric\": {},\n", j(&c.metric)));
         out.push_str(&format!("      \"unit\": {},\n", j(&c.unit)));

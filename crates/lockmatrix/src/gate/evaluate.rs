@@ -27,10 +27,10 @@
 //! options; reading baseline files happens before ([`Reference::stored`]).
 
 use super::baseline::{self, Baseline, Testbed};
-use super::cells::{self, CellKey, RunCell, Summary};
-use super::policy::{self, Role};
 use super::GateOptions;
+use crate::cells::{self, CellKey, RunCell, Summary};
 use crate::name::Name;
+use crate::policy::{self, Role};
 use crate::protocol::{case_label, Better};
 use crate::results::{Failure, Run, Status, SuiteRun, TargetResult};
 use anyhow::Result;

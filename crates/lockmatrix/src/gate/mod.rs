@@ -11,15 +11,12 @@
 //! without enough rounds to tell, and the Benjamini-Hochberg advisory list.
 //!
 //! - [`baseline`]: the baseline file format, reading and atomic writing;
-//! - [`cells`]: a run's cells and their values;
 //! - [`evaluate`](mod@evaluate): the verdict of every cell;
 //! - [`render`]: the terminal, Markdown and JSON reports;
 //! - [`update`]: `baseline update`.
 
 pub mod baseline;
-pub mod cells;
 pub mod evaluate;
-pub mod policy;
 pub mod render;
 pub mod update;
 pub mod validate;

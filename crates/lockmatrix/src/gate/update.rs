@@ -8,7 +8,7 @@
 //! baselines directory ([`baseline::UpdateLock`]); a second one is refused.
 
 use super::baseline::{self, Baseline, BaselineCell, Testbed, FORMAT};
-use super::cells::{self, CellKey};
+use crate::cells::{self, CellKey};
 use crate::results::{Run, Status, SuiteRun, TargetResult};
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};

@@ -22,10 +22,10 @@
 //! that failed are left out and named in the notes. Deterministic for a
 //! seed. Pure: the gate runs on the runs in memory.
 
-use super::cells::canonical_case;
 use super::evaluate::{evaluate, CellReport, GateReport, Reference, Verdict};
 use super::render::cell_name;
 use super::GateOptions;
+use crate::cells::canonical_case;
 use crate::name::Name;
 use crate::protocol::Better;
 use crate::results::{Run, Status};
@@ -61,7 +61,7 @@ impl Default for ValidateOptions {
     fn default() -> Self {
         ValidateOptions {
             evaluations: 100,
-            rounds: crate::matrix::AB_ROUNDS.0 as usize,
+            rounds: crate::policy::AB_ROUNDS.0 as usize,
             seed: 1,
             gate: GateOptions::default(),
         }
@@ -514,7 +514,7 @@ fn gating_parts(recordings: &[Recording]) -> Result<(Vec<Recording>, Vec<String>
         let keep = |run: &Run, notes: &mut Vec<String>| {
             let mut part = run.clone();
             part.targets.retain(|t| {
-                if super::policy::times_are_advisory(t.runner) {
+                if crate::policy::times_are_advisory(t.runner) {
                     notes.push(format!(
                         "{}: QEMU timings are advisory: not validated",
                         t.name

@@ -12,7 +12,7 @@ mod plan;
 mod site;
 mod worktree;
 
-pub use plan::{rounds, AB_ROUNDS};
+pub use plan::rounds;
 
 use crate::build::{self, Built, Job, Tree};
 use crate::config::{Config, RunnerKind, Target};
@@ -231,7 +231,7 @@ fn plugin(
     run: &mut Run,
     observer: &dyn Observer,
 ) -> Option<PathBuf> {
-    if opts.no_insns || !jobs.iter().any(|j| crate::gate::policy::counted(j.target)) {
+    if opts.no_insns || !jobs.iter().any(|j| crate::policy::counted(j.target)) {
         return None;
     }
     match crate::plugin::build(root) {

@@ -6,10 +6,7 @@ use crate::protocol::Parsed;
 use crate::results::Profile;
 use crate::runner::{Exit, Outcome};
 
-/// Rounds per side on real hardware with `--against` (quick, full). Chosen
-/// by `validate-gate` on a 2-vCPU VM: see the README's "The regression
-/// gate".
-pub const AB_ROUNDS: (u32, u32) = (40, 50);
+use crate::policy::AB_ROUNDS;
 
 /// Which build a step runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 //! `value` is the median over the rounds, `lower_value` and `upper_value`
 //! the smallest and largest round: the spread, not a confidence interval.
 
-use crate::gate::cells;
+use crate::cells;
 use crate::protocol::Kind;
 use crate::report::table::value_ns;
 use crate::results::Run;

@@ -8,10 +8,10 @@
 //! improvement. The terminal gets a table (a sparkline and the last values
 //! of each cell); [`html`] draws one panel per cell.
 
-use crate::gate::cells;
+use crate::cells;
 use crate::gate::evaluate::{GateReport, Verdict};
-use crate::gate::policy::{self, Role};
 use crate::name::{self, Name};
+use crate::policy::{self, Role};
 use crate::protocol::case_label;
 use crate::protocol::Kind;
 use crate::report::html::svg::{esc, num, Scale, Svg};

@@ -482,7 +482,7 @@ pub fn read(dir: &Path) -> Result<Run> {
             }
             let mut seen = std::collections::BTreeSet::new();
             for x in &s.samples {
-                let cell = crate::gate::cells::CellKey::new(&x.bench, &x.case, &x.metric);
+                let cell = crate::cells::CellKey::new(&x.bench, &x.case, &x.metric);
                 if !seen.insert((cell, x.round)) {
                     bail!(
                         "{}: {}/{} {} [{}] {} has two samples of round {} (edited by hand?)",

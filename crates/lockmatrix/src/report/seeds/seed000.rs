@@ -43,7 +43,7 @@ pub fn rows(run: &Run) -> Vec<Row> {
         };
         out.push(Row {
             target: t.name.to_string(),
-            qemu: crate::gate::policy::times_are_advisory(t.runner),
+            qemu: crate::policy::times_are_advisory(t.runner),
             ns,
             insns: OPS.map(|o| op(o, crate::protocol::INSNS_PER_OP)),
             speedup,

@@ -18,6 +18,11 @@
 use crate::config::{RunnerKind, Target};
 use crate::protocol::Kind;
 
+/// Rounds per side on real hardware with `--against` (quick, full). Chosen
+/// by `validate-gate` on a 2-vCPU VM: see the README's "The regression
+/// gate".
+pub const AB_ROUNDS: (u32, u32) = (40, 50);
+
 /// How one cell of a run is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
