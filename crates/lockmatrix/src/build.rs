@@ -165,19 +165,20 @@ fn changed_since_built(job: &Job, out_dir: &Path, suites: &[&str]) -> Vec<PathBu
 
 /// An exclusive lock on `dir` (a `lockmatrix.lock` file in it), held
 /// until the file is dropped.
-pub(crate) fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
+pub(crate) fn lock_dir(dir: &Path) -> Result<std::fs::File, crate::file::FileError> {
+    use crate::file::FileError;
     use std::os::fd::AsRawFd;
-    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let io = |path: &Path, doing, error| FileError::Io {
+        path: path.to_path_buf(),
+        doing,
+        error,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, "cannot create", e))?;
     let path = dir.join("lockmatrix.lock");
-    let file =
-        std::fs::File::create(&path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+    let file = std::fs::File::create(&path).map_err(|e| io(&path, "cannot create", e))?;
     // SAFETY: flock on a file descriptor this function owns.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(format!(
-            "locking {}: {}",
-            path.display(),
-            std::io::Error::last_os_error()
-        ));
+        return Err(io(&path, "cannot lock", std::io::Error::last_os_error()));
     }
     Ok(file)
 }
@@ -375,7 +376,9 @@ fn locked_build(
     // One build at a time per target dir, across processes: another
     // checkout's build would clean and replace the binaries between this
     // one's build and its copy of them.
-    let _lock = lock_dir(&target_dir(job)).map_err(|what| BuildError::Around { what })?;
+    let _lock = lock_dir(&target_dir(job)).map_err(|e| BuildError::Around {
+        what: e.to_string(),
+    })?;
     forget_other_sources(root, job, sources)?;
     let (mut cmd, out_dir) = command(root, job, suites, features);
     let changed = changed_since_built(job, &out_dir, suites);

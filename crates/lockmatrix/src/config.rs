@@ -8,7 +8,10 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 mod bounds;
+mod error;
 mod numbers;
+
+pub use error::{BadValue, ConfigError};
 
 pub use bounds::{InputError, MAX_BYTES, MAX_DEPTH};
 pub use numbers::{Range, INSNS_TOLERANCE, MAX_TIMEOUT_SECS, PORT, TIMEOUT_SECS};
@@ -165,24 +168,29 @@ impl Config {
 /// (its size, encoding and nesting).
 pub fn load(path: &Path) -> Result<Config> {
     let text = bounds::read(path)?;
-    parse(path, &text).map_err(anyhow::Error::msg)
+    Ok(parse(path, &text)?)
 }
 
 /// Parses the text of a targets file; `path` is only used in messages. A
 /// leading byte-order mark is skipped; size and nesting are checked
 /// ([`bounds`]) before serde_norway reads it.
-pub fn parse(path: &Path, text: &str) -> Result<Config, String> {
+pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     let text = bounds::strip_bom(text);
-    bounds::check(path, text).map_err(|e| e.to_string())?;
+    bounds::check(path, text)?;
     let file: File = serde_norway::from_str(text).map_err(|e| {
         let msg = e.to_string();
-        match e.location() {
-            Some(loc) => {
-                let suffix = format!(" at line {} column {}", loc.line(), loc.column());
-                let msg = msg.strip_suffix(&suffix).unwrap_or(&msg);
-                format!("{}:{}:{}: {msg}", path.display(), loc.line(), loc.column())
+        let place = e.location().map(|l| (l.line(), l.column()));
+        let why = match place {
+            Some((line, column)) => {
+                let suffix = format!(" at line {line} column {column}");
+                msg.strip_suffix(&suffix).unwrap_or(&msg).to_string()
             }
-            None => format!("{}: {msg}", path.display()),
+            None => msg,
+        };
+        ConfigError::Syntax {
+            path: path.to_path_buf(),
+            place,
+            why,
         }
     })?;
     let mut config = Config {
@@ -191,22 +199,28 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, String> {
         targets: file.targets,
     };
     validate(&config, text)?;
-    config.targets = expand(std::mem::take(&mut config.targets))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    config.targets =
+        expand(std::mem::take(&mut config.targets)).map_err(|(i, why)| ConfigError::Target {
+            path: path.to_path_buf(),
+            line: line_of(text, i),
+            target: config.targets[i].name.clone(),
+            why,
+        })?;
     Ok(config)
 }
 
 /// Each target, then each of its variants as a target of its own named
 /// `<target>-<variant>`, with the variant's CPU and features.
-fn expand(targets: Vec<Target>) -> Result<Vec<Target>, String> {
+/// An error is the index of the target whose variant's name is no name.
+fn expand(targets: Vec<Target>) -> Result<Vec<Target>, (usize, String)> {
     let mut out = Vec::new();
-    for mut base in targets {
+    for (i, mut base) in targets.into_iter().enumerate() {
         let variants = std::mem::take(&mut base.variants);
         let expanded = variants
             .into_iter()
             .map(|v| {
                 let name = Name::parse(&format!("{}-{}", base.name, v.name))
-                    .map_err(|e| format!("target `{}` variant `{}`: {e}", base.name, v.name))?;
+                    .map_err(|e| (i, format!("variant `{}`: {e}", v.name)))?;
                 Ok(Target {
                     name,
                     variant: Some(v.name),
@@ -216,7 +230,7 @@ fn expand(targets: Vec<Target>) -> Result<Vec<Target>, String> {
                     ..base.clone()
                 })
             })
-            .collect::<Result<Vec<Target>, String>>()?;
+            .collect::<Result<Vec<Target>, _>>()?;
         out.push(base);
         out.extend(expanded);
     }
@@ -249,21 +263,18 @@ fn line_of(text: &str, index: usize) -> usize {
         .map_or(1, |(i, _)| i + 1)
 }
 
-fn validate(config: &Config, text: &str) -> Result<(), String> {
-    let err = |i: usize, msg: String| {
-        let t = &config.targets[i];
-        format!(
-            "{}:{}: target '{}': {msg}",
-            config.path.display(),
-            line_of(text, i),
-            t.name
-        )
+fn validate(config: &Config, text: &str) -> Result<(), ConfigError> {
+    let err = |i: usize, why: String| ConfigError::Target {
+        path: config.path.clone(),
+        line: line_of(text, i),
+        target: config.targets[i].name.clone(),
+        why,
     };
     if config.targets.is_empty() {
-        return Err(format!(
-            "{}: `targets` is empty; expected at least one target",
-            config.path.display()
-        ));
+        return Err(ConfigError::File {
+            path: config.path.clone(),
+            why: "`targets` is empty; expected at least one target".into(),
+        });
     }
     // Every name and class once, so each target's checks take constant
     // time: a file of thousands of targets is checked in linear time.
@@ -406,14 +417,14 @@ struct Form {
 }
 
 impl Rule {
-    fn check(self, v: &str) -> Result<(), String> {
+    fn check(self, v: &str) -> Result<(), BadValue> {
         let Form {
             max,
             first,
             rest,
             expected,
         } = match self {
-            Rule::Name => return Name::parse(v).map(|_| ()).map_err(|e| e.to_string()),
+            Rule::Name => return Name::parse(v).map(|_| ()).map_err(BadValue::Name),
             Rule::Triple => Form {
                 max: 64,
                 first: |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
@@ -453,12 +464,14 @@ impl Rule {
         };
         let count = v.chars().count();
         if count == 0 {
-            return Err(format!("is empty: expected {expected}"));
+            return Err(BadValue::Empty { expected });
         }
         if count > max {
-            return Err(format!(
-                "is {count} characters long: expected at most {max} ({expected})"
-            ));
+            return Err(BadValue::TooLong {
+                count,
+                max,
+                expected,
+            });
         }
         let mut chars = v.chars();
         let ok = chars.next().is_some_and(first) && chars.all(rest);
@@ -467,7 +480,10 @@ impl Rule {
         }
         let shown: String = v.chars().take(40).collect();
         let more = if count > 40 { "..." } else { "" };
-        Err(format!("is `{shown}{more}`: expected {expected}"))
+        Err(BadValue::Form {
+            shown: format!("{shown}{more}"),
+            expected,
+        })
     }
 }
 
@@ -546,7 +562,9 @@ targets:
 ";
 
     fn parse_err(text: &str) -> String {
-        parse(Path::new("targets.yaml"), text).unwrap_err()
+        parse(Path::new("targets.yaml"), text)
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]

@@ -213,11 +213,11 @@ pub struct Tools<'a> {
 /// be read. Empty when all are known or `t` chooses nothing.
 pub fn check(t: &Target, tools: &Tools) -> Vec<ChoiceError> {
     let mut errors = Vec::new();
-    let unlisted = |field, command: String, why: String| ChoiceError::Unlisted {
+    let unlisted = |field, command: String, why: Unlisted| ChoiceError::Unlisted {
         target: t.name.to_string(),
         field,
         command,
-        why,
+        why: why.to_string(),
     };
     if let (Some((rustc, label)), Some(features)) = (tools.rustc, &t.target_features) {
         match rustc_list(rustc, "target-features", &t.triple) {
@@ -285,12 +285,33 @@ pub fn check(t: &Target, tools: &Tools) -> Vec<ChoiceError> {
     errors
 }
 
+/// Why a tool's list of choices could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unlisted {
+    /// It could not be started.
+    NotRun(String),
+    /// It failed: its exit status and first line of stderr.
+    Failed { status: String, stderr: String },
+    /// It printed nothing this version can read as a list.
+    Empty(&'static str),
+}
+
+impl fmt::Display for Unlisted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unlisted::NotRun(e) => write!(f, "could not run: {e}"),
+            Unlisted::Failed { status, stderr } => write!(f, "failed ({status}): {stderr}"),
+            Unlisted::Empty(what) => write!(f, "printed no {what}"),
+        }
+    }
+}
+
 /// What one command printed, asked once per process.
 fn cached<K: std::hash::Hash + Eq + Clone, V: Clone>(
     cache: &'static OnceLock<Mutex<HashMap<K, V>>>,
     key: K,
-    ask: impl FnOnce() -> Result<V, String>,
-) -> Result<V, String> {
+    ask: impl FnOnce() -> Result<V, Unlisted>,
+) -> Result<V, Unlisted> {
     let map = cache.get_or_init(Default::default);
     if let Some(v) = map.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(v.clone());
@@ -305,26 +326,30 @@ fn cached<K: std::hash::Hash + Eq + Clone, V: Clone>(
 
 /// The stdout of `cmd`, or why there is none. `any_status`: take what it
 /// printed whatever its exit status (qemu-user's `-cpu help` exits 1).
-fn output(cmd: &mut Command, any_status: bool) -> Result<String, String> {
+fn output(cmd: &mut Command, any_status: bool) -> Result<String, Unlisted> {
     match cmd.output() {
         Ok(o) if o.status.success() || (any_status && !o.stdout.is_empty()) => {
             Ok(String::from_utf8_lossy(&o.stdout).into_owned())
         }
-        Ok(o) => Err(format!(
-            "failed ({}): {}",
-            o.status,
-            String::from_utf8_lossy(&o.stderr)
+        Ok(o) => Err(Unlisted::Failed {
+            status: o.status.to_string(),
+            stderr: String::from_utf8_lossy(&o.stderr)
                 .lines()
                 .next()
                 .unwrap_or("")
                 .trim()
-        )),
-        Err(e) => Err(format!("could not run: {e}")),
+                .to_string(),
+        }),
+        Err(e) => Err(Unlisted::NotRun(e.to_string())),
     }
 }
 
 /// `rustc --print <what> --target <triple>` as a list of names.
-fn rustc_list(rustc: &Path, what: &str, triple: &str) -> Result<std::sync::Arc<[String]>, String> {
+fn rustc_list(
+    rustc: &Path,
+    what: &str,
+    triple: &str,
+) -> Result<std::sync::Arc<[String]>, Unlisted> {
     type Key = (PathBuf, String, String);
     static CACHE: OnceLock<Mutex<HashMap<Key, std::sync::Arc<[String]>>>> = OnceLock::new();
     let key = (rustc.to_path_buf(), what.to_string(), triple.to_string());
@@ -335,7 +360,7 @@ fn rustc_list(rustc: &Path, what: &str, triple: &str) -> Result<std::sync::Arc<[
         )?;
         let names = rustc_names(&text);
         if names.is_empty() {
-            return Err("printed no names".into());
+            return Err(Unlisted::Empty("names"));
         }
         Ok(names.into())
     })
@@ -373,13 +398,13 @@ impl QemuCpus {
     }
 }
 
-fn qemu_list(emulator: &Path) -> Result<QemuCpus, String> {
+fn qemu_list(emulator: &Path) -> Result<QemuCpus, Unlisted> {
     static CACHE: OnceLock<Mutex<HashMap<PathBuf, QemuCpus>>> = OnceLock::new();
     cached(&CACHE, emulator.to_path_buf(), || {
         let text = output(Command::new(emulator).args(["-cpu", "help"]), true)?;
         let list = qemu_cpus(&text);
         if list.names.is_empty() {
-            return Err("printed no CPU models this version can read".into());
+            return Err(Unlisted::Empty("CPU models this version can read"));
         }
         Ok(list)
     })

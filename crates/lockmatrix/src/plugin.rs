@@ -14,18 +14,55 @@ pub const API: &str = "v1";
 /// shared by every checkout would be rebuilt by each from its own sources,
 /// and a run from one tree could load the plugin another tree just built,
 /// which speaks another version of the marker protocol.
-pub fn target_dir(root: &Path) -> Result<PathBuf, String> {
+pub fn target_dir(root: &Path) -> Result<PathBuf, PluginError> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let key = crate::results::sha256(root.to_string_lossy().as_bytes());
-    let cache = crate::cache::dir().map_err(|e| e.to_string())?;
+    let cache = crate::cache::dir()?;
     Ok(cache.join("plugin").join(&key[..16]))
 }
 
+/// Why the plugin was not built (the run goes on without counts).
+#[derive(Debug)]
+pub enum PluginError {
+    Toolchain(toolchain::NoToolchain),
+    Cache(crate::cache::CacheError),
+    /// cargo could not be started.
+    Cargo {
+        cargo: PathBuf,
+        error: std::io::Error,
+    },
+    /// cargo failed: its first error line.
+    Build {
+        error: String,
+    },
+}
+
+impl std::fmt::Display for PluginError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PluginError::Toolchain(e) => e.fmt(f),
+            PluginError::Cache(e) => e.fmt(f),
+            PluginError::Cargo { cargo, error } => {
+                write!(f, "cannot run {}: {error}", cargo.display())
+            }
+            PluginError::Build { error } => write!(f, "building insns-plugin failed: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for PluginError {}
+
+impl From<crate::cache::CacheError> for PluginError {
+    fn from(e: crate::cache::CacheError) -> PluginError {
+        PluginError::Cache(e)
+    }
+}
+
 /// Builds the plugin with the host's toolchain; returns the `.so` or why not.
-pub fn build(root: &Path) -> Result<PathBuf, String> {
+pub fn build(root: &Path) -> Result<PathBuf, PluginError> {
     let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
     let need = toolchain::rust_version(&root.join("qemu-plugin/Cargo.toml"));
-    let tc = toolchain::discover(&host, need)?;
+    let tc = toolchain::discover(&host, need).map_err(PluginError::Toolchain)?;
     let target_dir = target_dir(root)?;
     let out = crate::build::cargo(&tc.cargo)
         .current_dir(root)
@@ -33,18 +70,22 @@ pub fn build(root: &Path) -> Result<PathBuf, String> {
         .env("CARGO_TARGET_DIR", &target_dir)
         .env("RUSTC", &tc.rustc)
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", tc.cargo.display()))?;
+        .map_err(|error| PluginError::Cargo {
+            cargo: tc.cargo.clone(),
+            error,
+        })?;
     let so = target_dir.join("release/libinsns_plugin.so");
     if out.status.success() && so.is_file() {
         Ok(so)
     } else {
         let err = String::from_utf8_lossy(&out.stderr);
-        Err(format!(
-            "building insns-plugin failed: {}",
-            err.lines()
+        Err(PluginError::Build {
+            error: err
+                .lines()
                 .find(|l| l.starts_with("error"))
                 .unwrap_or("see cargo")
-        ))
+                .to_string(),
+        })
     }
 }
 

@@ -7,15 +7,49 @@ use crate::toolchain::{self, command_version, which, Toolchain};
 use std::path::PathBuf;
 use std::process::Command;
 
+/// A tool a target needs that this machine lacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Missing {
+    Toolchain(toolchain::NoToolchain),
+    /// The linker, and the Debian packages the target lists.
+    Linker {
+        name: String,
+        packages: Vec<String>,
+    },
+    /// An emulator (Debian's qemu-user has them all).
+    Emulator {
+        name: String,
+    },
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Missing::Toolchain(e) => e.fmt(f),
+            Missing::Linker { name, packages } if packages.is_empty() => {
+                write!(f, "linker {name} not found")
+            }
+            Missing::Linker { name, packages } => write!(
+                f,
+                "linker {name} not found (Debian packages for this target: {})",
+                packages.join(" ")
+            ),
+            Missing::Emulator { name } => {
+                write!(f, "emulator {name} not found (Debian package qemu-user)")
+            }
+        }
+    }
+}
+
 /// The tools one target needs, each found or with the reason it is not.
 pub struct Readiness {
-    pub toolchain: Result<Toolchain, String>,
-    pub linker: Result<PathBuf, String>,
+    pub toolchain: Result<Toolchain, Missing>,
+    pub linker: Result<PathBuf, Missing>,
     /// `None` for runners without an emulator.
-    pub emulator: Option<Result<PathBuf, String>>,
+    pub emulator: Option<Result<PathBuf, Missing>>,
     /// The emulator that counts a native or ssh target's instructions
     /// (`counted_under`); `None` when it has none.
-    pub counter: Option<Result<PathBuf, String>>,
+    pub counter: Option<Result<PathBuf, Missing>>,
     /// The CPU choices (`target_features`, `target_cpu`, `qemu_cpu`) that
     /// the toolchain or emulator above does not know: bad input, not a
     /// missing tool, so never in [`Readiness::missing`]. Those of a missing
@@ -25,7 +59,7 @@ pub struct Readiness {
 
 impl Readiness {
     /// The first missing piece, if any.
-    pub fn missing(&self) -> Option<String> {
+    pub fn missing(&self) -> Option<Missing> {
         let emulator = self.emulator.as_ref().and_then(|e| e.as_ref().err());
         let counter = self.counter.as_ref().and_then(|e| e.as_ref().err());
         self.toolchain
@@ -38,30 +72,23 @@ impl Readiness {
     }
 }
 
-fn packages_hint(t: &Target) -> String {
-    if t.packages.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (Debian packages for this target: {})",
-            t.packages.join(" ")
-        )
-    }
-}
-
 /// What `t` needs and whether this machine has it; `need` is the suites'
 /// `rust-version`.
 pub fn check(t: &Target, need: toolchain::Version) -> Readiness {
     let linker_name = t.linker.clone().unwrap_or_else(|| "cc".into());
-    let linker = which(&linker_name)
-        .ok_or_else(|| format!("linker {linker_name} not found{}", packages_hint(t)));
+    let linker = which(&linker_name).ok_or_else(|| Missing::Linker {
+        name: linker_name.clone(),
+        packages: t.packages.clone(),
+    });
     let find = |name: &str| {
-        which(name).ok_or_else(|| format!("emulator {name} not found (Debian package qemu-user)"))
+        which(name).ok_or_else(|| Missing::Emulator {
+            name: name.to_string(),
+        })
     };
     let emulator =
         (t.runner == RunnerKind::Qemu).then(|| find(t.emulator.as_deref().unwrap_or_default()));
     let counter = t.counted_under.as_deref().map(find);
-    let toolchain = toolchain::discover(&t.triple, need);
+    let toolchain = toolchain::discover(&t.triple, need).map_err(Missing::Toolchain);
     let label = toolchain
         .as_ref()
         .map(|tc| format!("{} [{}]", tc.label, tc.version()));

@@ -203,7 +203,7 @@ fn facts(rustc: &Path) -> RustcFacts {
 /// `rust-version` of what it builds), or what is missing. A candidate too
 /// old, or one that does not know the triple, is passed over, and named
 /// in the error when no candidate is left.
-pub fn discover(triple: &str, need: Version) -> Result<Toolchain, String> {
+pub fn discover(triple: &str, need: Version) -> Result<Toolchain, NoToolchain> {
     let rustup = rustup_toolchains();
     let rustup_pick = |name: &str, dir: &Path, build_std: bool| Toolchain {
         label: format!("rustup {name}"),
@@ -241,6 +241,10 @@ pub fn discover(triple: &str, need: Version) -> Result<Toolchain, String> {
         });
     }
     let mut passed_over: Vec<String> = Vec::new();
+    let no = |passed_over| NoToolchain {
+        triple: triple.to_string(),
+        passed_over,
+    };
     for tc in candidates {
         let facts = facts(&tc.rustc);
         match Version::parse(&facts.version) {
@@ -262,18 +266,37 @@ pub fn discover(triple: &str, need: Version) -> Result<Toolchain, String> {
         }
         return Ok(tc);
     }
-    let mut why = format!(
-        "no toolchain for {triple}: no rustup toolchain has its std or rust-src, and Debian's build-std toolchain is missing (packages: {})",
-        DEBIAN_RUST.join(" ")
-    );
-    if !passed_over.is_empty() {
-        why = format!(
-            "no usable toolchain for {triple}: {}",
-            passed_over.join("; ")
-        );
-    }
-    Err(why)
+    Err(no(passed_over))
 }
+
+/// No toolchain builds a triple: none was found, or each found was passed
+/// over (too old, or it does not know the triple), said per toolchain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoToolchain {
+    pub triple: String,
+    pub passed_over: Vec<String>,
+}
+
+impl std::fmt::Display for NoToolchain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let triple = &self.triple;
+        if self.passed_over.is_empty() {
+            write!(
+                f,
+                "no toolchain for {triple}: no rustup toolchain has its std or rust-src, and Debian's build-std toolchain is missing (packages: {})",
+                DEBIAN_RUST.join(" ")
+            )
+        } else {
+            write!(
+                f,
+                "no usable toolchain for {triple}: {}",
+                self.passed_over.join("; ")
+            )
+        }
+    }
+}
+
+impl std::error::Error for NoToolchain {}
 
 /// What `cross` would need, for `doctor`.
 pub fn cross_status() -> String {
@@ -326,8 +349,13 @@ mod tests {
     #[test]
     fn too_old_or_unknown_is_passed_over_and_named() {
         let e = discover("sparc64-unknown-linux-gnu", Version(99, 0, 0)).unwrap_err();
-        assert!(e.contains("older than rust-version 99.0.0"), "{e}");
-        let e = discover("nonsense-unknown-linux-gnu", Version(0, 0, 0)).unwrap_err();
+        assert!(
+            e.to_string().contains("older than rust-version 99.0.0"),
+            "{e}"
+        );
+        let e = discover("nonsense-unknown-linux-gnu", Version(0, 0, 0))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("does not know the target nonsense-unknown-linux-gnu")
                 || e.contains("rustc-web"),
@@ -346,7 +374,7 @@ mod tests {
     fn a_triple_nobody_has_needs_build_std_or_is_missing() {
         match discover("sparc64-unknown-linux-gnu", Version(1, 85, 0)) {
             Ok(t) => assert!(t.build_std, "{t:?}"),
-            Err(e) => assert!(e.contains("rustc-web"), "{e}"),
+            Err(e) => assert!(e.to_string().contains("rustc-web"), "{e}"),
         }
     }
 

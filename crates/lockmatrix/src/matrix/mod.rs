@@ -106,7 +106,7 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
         what: p.display().to_string(),
         version,
     };
-    let found = |r: &Option<std::result::Result<PathBuf, String>>| {
+    let found = |r: &Option<std::result::Result<PathBuf, readiness::Missing>>| {
         r.as_ref()
             .and_then(|e| e.as_ref().ok())
             .map(|p| tool(p, readiness::emulator_version(p)))
@@ -183,7 +183,9 @@ fn set_up<'a>(
                     .map_or("?".into(), |h| format!("{}@{}:{}", h.user, h.host, h.port))
             ));
         } else if let Some(missing) = ready.missing() {
-            result.status = Status::Failed(Failure::SetUp { missing });
+            result.status = Status::Failed(Failure::SetUp {
+                missing: missing.to_string(),
+            });
         } else if let Some(&same) = job_for.get(&(t.triple.clone(), t.codegen_flags())) {
             // Two hosts of one architecture and CPU choice run the same binaries.
             job = Some(same);
@@ -470,7 +472,9 @@ pub fn run(
                         Some(r)
                     }
                     Err(message) => {
-                        result.status = Status::Failed(Failure::Ssh { message });
+                        result.status = Status::Failed(Failure::Ssh {
+                            message: message.to_string(),
+                        });
                         continue;
                     }
                 }

@@ -74,7 +74,9 @@ impl Site<'_> {
             Side::Base => format!("{suite}.base"),
             Side::Head => suite.to_string(),
         };
-        let ssh = |message| Failure::Ssh { message };
+        let ssh = |e: crate::runner::ssh::SshError| Failure::Ssh {
+            message: e.to_string(),
+        };
         if !copied.iter().any(|c| c == binary) {
             r.copy(binary, &name).map_err(ssh)?;
             copied.push(binary.to_path_buf());

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[derive(Debug)]
 pub enum ModelError {
     /// No host toolchain that can build the suites.
-    Toolchain(String),
+    Toolchain(crate::toolchain::NoToolchain),
     /// No cache directory to build and keep the models in.
     Cache(crate::cache::CacheError),
     /// Reading the sources, writing the cache or a scratch copy.

@@ -108,48 +108,66 @@ pub fn export(run: &Run) -> Value {
 /// numeric `value` and optional numeric `lower_value` and `upper_value`.
 /// Also the documented name lengths, and what Bencher needs to plot a
 /// metric: finite numbers, with `lower_value <= value <= upper_value`.
-pub fn check(doc: &Value) -> Result<(), String> {
-    let benchmarks = doc.as_object().ok_or("the document is not a JSON object")?;
+pub fn check(doc: &Value) -> Result<(), NotBmf> {
+    let bad = |what: String| NotBmf { what };
+    let benchmarks = doc
+        .as_object()
+        .ok_or_else(|| bad("the document is not a JSON object".into()))?;
     for (b, measures) in benchmarks {
         if b.is_empty() || b.chars().count() > MAX_BENCHMARK {
-            return Err(format!(
+            return Err(bad(format!(
                 "benchmark name `{b}`: expected 1 to {MAX_BENCHMARK} characters"
-            ));
+            )));
         }
         let measures = measures
             .as_object()
-            .ok_or_else(|| format!("{b}: expected an object of measures"))?;
+            .ok_or_else(|| bad(format!("{b}: expected an object of measures")))?;
         for (m, metric) in measures {
             if m.is_empty() || m.chars().count() > MAX_MEASURE {
-                return Err(format!(
+                return Err(bad(format!(
                     "{b}: measure `{m}`: expected 1 to {MAX_MEASURE} characters"
-                ));
+                )));
             }
             let metric = metric
                 .as_object()
-                .ok_or_else(|| format!("{b} {m}: expected an object with `value`"))?;
-            let num = |k: &str| -> Result<Option<f64>, String> {
+                .ok_or_else(|| bad(format!("{b} {m}: expected an object with `value`")))?;
+            let num = |k: &str| -> Result<Option<f64>, NotBmf> {
                 match metric.get(k) {
                     None => Ok(None),
                     Some(Value::Number(n)) => n
                         .as_f64()
                         .filter(|x| x.is_finite())
                         .map(Some)
-                        .ok_or_else(|| format!("{b} {m}: `{k}` is not a finite number")),
-                    Some(other) => Err(format!("{b} {m}: `{k}` is {other}, not a number")),
+                        .ok_or_else(|| bad(format!("{b} {m}: `{k}` is not a finite number"))),
+                    Some(other) => Err(bad(format!("{b} {m}: `{k}` is {other}, not a number"))),
                 }
             };
-            let value = num("value")?.ok_or_else(|| format!("{b} {m}: `value` is required"))?;
+            let value =
+                num("value")?.ok_or_else(|| bad(format!("{b} {m}: `value` is required")))?;
             let (lo, hi) = (num("lower_value")?, num("upper_value")?);
             if lo.is_some_and(|l| l > value) || hi.is_some_and(|h| h < value) {
-                return Err(format!(
+                return Err(bad(format!(
                     "{b} {m}: expected lower_value <= value <= upper_value"
-                ));
+                )));
             }
         }
     }
     Ok(())
 }
+
+/// Where a document breaks Bencher's BMF schema, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotBmf {
+    pub what: String,
+}
+
+impl std::fmt::Display for NotBmf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.what)
+    }
+}
+
+impl std::error::Error for NotBmf {}
 
 #[cfg(test)]
 mod tests {
@@ -167,7 +185,7 @@ mod tests {
             "/bin/sh -c ./my_build_script.sh": {"build-time": {"value": 87.0}},
             "my_binary": {"file-size": {"value": 42.0}}
         });
-        assert_eq!(check(&example), Ok(()));
+        assert!(check(&example).is_ok());
         for (bad, why) in [
             (json!([]), "not a JSON object"),
             (json!({"b": 1}), "expected an object of measures"),
@@ -184,7 +202,7 @@ mod tests {
             (json!({"": {"m": {"value": 1}}}), "benchmark name"),
             (json!({"b": {"x".repeat(65): {"value": 1}}}), "measure"),
         ] {
-            let err = check(&bad).unwrap_err();
+            let err = check(&bad).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
     }

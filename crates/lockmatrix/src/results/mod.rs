@@ -52,14 +52,26 @@ impl std::fmt::Display for Profile {
     }
 }
 
-impl std::str::FromStr for Profile {
-    type Err = String;
+/// A profile that is neither `quick` nor `full`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownProfile(pub String);
 
-    fn from_str(s: &str) -> Result<Profile, String> {
+impl std::fmt::Display for UnknownProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "profile `{}`: expected quick or full", self.0)
+    }
+}
+
+impl std::error::Error for UnknownProfile {}
+
+impl std::str::FromStr for Profile {
+    type Err = UnknownProfile;
+
+    fn from_str(s: &str) -> Result<Profile, UnknownProfile> {
         match s {
             "quick" => Ok(Profile::Quick),
             "full" => Ok(Profile::Full),
-            _ => Err(format!("profile `{s}`: expected quick or full")),
+            _ => Err(UnknownProfile(s.to_string())),
         }
     }
 }
@@ -306,7 +318,25 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
 pub struct Newest {
     pub dir: PathBuf,
     pub run: Run,
-    pub skipped: Vec<(PathBuf, String)>,
+    pub skipped: Vec<(PathBuf, Skipped)>,
+}
+
+/// Why a run directory was passed over.
+#[derive(Debug)]
+pub enum Skipped {
+    /// It has not recorded its end: interrupted, or still running.
+    Incomplete,
+    /// It cannot be read: damaged, or not a run.
+    Unreadable(anyhow::Error),
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Skipped::Incomplete => f.write_str("incomplete (interrupted, or still running)"),
+            Skipped::Unreadable(e) => write!(f, "{e:#}"),
+        }
+    }
 }
 
 /// The newest complete run under `results` (run ids sort by time). Runs
@@ -365,18 +395,18 @@ pub fn all(dirs: &[PathBuf]) -> Result<All> {
 }
 
 /// The run in `dir` if it is complete, else why it is passed over.
-fn read_complete(dir: &Path) -> Result<Run, String> {
+fn read_complete(dir: &Path) -> Result<Run, Skipped> {
     match read(dir) {
         Ok(run) if run.complete() => Ok(run),
-        Ok(_) => Err("incomplete (interrupted, or still running)".into()),
-        Err(e) => Err(format!("{e:#}")),
+        Ok(_) => Err(Skipped::Incomplete),
+        Err(e) => Err(Skipped::Unreadable(e)),
     }
 }
 
 #[derive(Default)]
 pub struct All {
     pub runs: Vec<(PathBuf, Run)>,
-    pub skipped: Vec<(PathBuf, String)>,
+    pub skipped: Vec<(PathBuf, Skipped)>,
 }
 
 /// Directories are entered only where they are directories themselves,

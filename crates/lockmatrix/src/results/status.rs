@@ -160,10 +160,24 @@ impl From<Status> for StatusJson {
     }
 }
 
-impl TryFrom<StatusJson> for Status {
-    type Error = String;
+/// A status whose `state` is none of the four.
+#[derive(Debug)]
+pub struct UnknownState(String);
 
-    fn try_from(j: StatusJson) -> Result<Status, String> {
+impl fmt::Display for UnknownState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "status `{}`: expected `pending`, `ok`, `failed` or `not_run`",
+            self.0
+        )
+    }
+}
+
+impl TryFrom<StatusJson> for Status {
+    type Error = UnknownState;
+
+    fn try_from(j: StatusJson) -> Result<Status, UnknownState> {
         let reason = || j.reason.clone().unwrap_or_default();
         match j.state.as_str() {
             "pending" => Ok(Status::Pending),
@@ -174,9 +188,7 @@ impl TryFrom<StatusJson> for Status {
                     .clone()
                     .unwrap_or(Failure::Other { reason: reason() }),
             )),
-            other => Err(format!(
-                "status `{other}`: expected `pending`, `ok`, `failed` or `not_run`"
-            )),
+            other => Err(UnknownState(other.to_string())),
         }
     }
 }

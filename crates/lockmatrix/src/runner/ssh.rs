@@ -69,7 +69,37 @@ fn common_opts(key: &Path, known: &Path) -> Vec<String> {
 }
 
 /// The reason an ssh command failed, from its last line of stderr.
-fn why(stderr: &[u8]) -> String {
+/// Why a step on an ssh host failed.
+#[derive(Debug)]
+pub enum SshError {
+    /// No cache directory for lockmatrix's known-hosts file.
+    Cache(crate::cache::CacheError),
+    /// ssh itself could not be started.
+    Spawn(std::io::Error),
+    /// The binary to copy could not be read.
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// ssh ran and failed (or the host did): the last line it said.
+    Refused(String),
+}
+
+impl std::fmt::Display for SshError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SshError::Cache(e) => e.fmt(f),
+            SshError::Spawn(e) => write!(f, "cannot run ssh: {e}"),
+            SshError::Read { path, error } => write!(f, "cannot read {}: {error}", path.display()),
+            SshError::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for SshError {}
+
+/// The last line ssh printed, without its `ssh: ` prefix.
+fn refused(stderr: &[u8]) -> SshError {
     let text = String::from_utf8_lossy(stderr);
     let last = text
         .lines()
@@ -77,7 +107,7 @@ fn why(stderr: &[u8]) -> String {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("no message")
         .trim();
-    last.strip_prefix("ssh: ").unwrap_or(last).to_string()
+    SshError::Refused(last.strip_prefix("ssh: ").unwrap_or(last).to_string())
 }
 
 impl Remote {
@@ -92,8 +122,8 @@ impl Remote {
     }
 
     /// Connects and creates the remote working directory.
-    pub fn open(host: &SshHost, key: &Path) -> Result<Remote, String> {
-        let cache = crate::cache::dir().map_err(|e| e.to_string())?;
+    pub fn open(host: &SshHost, key: &Path) -> Result<Remote, SshError> {
+        let cache = crate::cache::dir().map_err(SshError::Cache)?;
         let mut r = Remote {
             host: host.clone(),
             key: key.to_path_buf(),
@@ -104,9 +134,9 @@ impl Remote {
             .ssh()
             .args(["mktemp", "-d", "/tmp/lockmatrix.XXXXXX"])
             .output()
-            .map_err(|e| format!("cannot run ssh: {e}"))?;
+            .map_err(SshError::Spawn)?;
         if !out.status.success() {
-            return Err(why(&out.stderr));
+            return Err(refused(&out.stderr));
         }
         r.dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
         Ok(r)
@@ -114,9 +144,11 @@ impl Remote {
 
     /// Copies `binary` into the remote directory as `name`, through ssh's
     /// stdin: it needs only a shell on the host (scp may need sftp).
-    pub fn copy(&self, binary: &Path, name: &str) -> Result<(), String> {
-        let file = std::fs::File::open(binary)
-            .map_err(|e| format!("cannot read {}: {e}", binary.display()))?;
+    pub fn copy(&self, binary: &Path, name: &str) -> Result<(), SshError> {
+        let file = std::fs::File::open(binary).map_err(|error| SshError::Read {
+            path: binary.to_path_buf(),
+            error,
+        })?;
         let out = self
             .ssh()
             .arg(format!(
@@ -125,11 +157,11 @@ impl Remote {
             ))
             .stdin(file)
             .output()
-            .map_err(|e| format!("cannot run ssh: {e}"))?;
+            .map_err(SshError::Spawn)?;
         if out.status.success() {
             Ok(())
         } else {
-            Err(why(&out.stderr))
+            Err(refused(&out.stderr))
         }
     }
 
@@ -173,7 +205,7 @@ impl Remote {
         name: &str,
         args: &[String],
         timeout: Duration,
-    ) -> Result<(Outcome, String), String> {
+    ) -> Result<(Outcome, String), SshError> {
         let remote = self.remote_command(name, args, timeout);
         let mut ssh = self.ssh();
         ssh.arg(&remote);
@@ -187,7 +219,7 @@ impl Remote {
         // Saturating: the timeout is the caller's (targets.yaml bounds its own).
         let local = timeout.saturating_add(Duration::from_secs(30));
         let mut outcome =
-            crate::runner::execute(&inv, Path::new("/"), local).map_err(|e| e.to_string())?;
+            crate::runner::execute(&inv, Path::new("/"), local).map_err(SshError::Spawn)?;
         let marker = outcome
             .stderr
             .lines()
@@ -200,7 +232,7 @@ impl Remote {
             (_, Some(124 | 137)) => Exit::TimedOut,
             (_, Some(code)) if code > 128 => Exit::Signal(code - 128),
             (_, Some(code)) => Exit::Code(code),
-            (_, None) => return Err(why(outcome.stderr.as_bytes())),
+            (_, None) => return Err(refused(outcome.stderr.as_bytes())),
         };
         outcome.stderr = outcome
             .stderr
