@@ -1,0 +1,257 @@
+//! The experiment: A/A evaluations of the recordings (resampled, or each
+//! recording as it was made), with injected slowdowns for the power.
+
+use super::tally::Tally;
+use super::*;
+
+/// Resampling: A/A draws of `opts.rounds` pairs from the recordings, and
+/// the same draws with one cell slowed by each of [`SLOWDOWNS`].
+pub fn resample(recordings: &[Recording], opts: &ValidateOptions) -> Result<Validation> {
+    opts.check()?;
+    let (parts, notes) = gating_parts(recordings)?;
+    // Per (target, suite) of the first recording: the pool of recorded
+    // pairs, as (recording, round), over every recording that has it.
+    let mut pools: BTreeMap<(Name, Name), Vec<(usize, u32)>> = BTreeMap::new();
+    for t in &parts[0].0.targets {
+        for s in &t.suites {
+            let pool = pools.entry((t.name.clone(), s.suite.clone())).or_default();
+            for (j, (head, base)) in parts.iter().enumerate() {
+                let rounds = |run: &Run| -> std::collections::BTreeSet<u32> {
+                    suite_of(run, &t.name, &s.suite)
+                        .map(|s| timing(&s.samples).map(|x| x.round).collect())
+                        .unwrap_or_default()
+                };
+                let both = rounds(head);
+                pool.extend(rounds(base).intersection(&both).map(|&r| (j, r)));
+            }
+        }
+    }
+    let smallest = pools.values().map(Vec::len).min().unwrap_or(0);
+    if smallest < opts.rounds {
+        bail!(
+            "the recordings hold {smallest} pairs of some suite; drawing {} needs more \
+             (record with e.g. `cargo xtask matrix --against HEAD --rounds 60`)",
+            opts.rounds
+        );
+    }
+    let mut rng = SplitMix64::new(opts.seed);
+    let mut tally = Tally::default();
+    for _ in 0..opts.evaluations {
+        let (mut head, mut base) = (parts[0].0.clone(), parts[0].1.clone());
+        for ((target, suite), pool) in &pools {
+            let mut order: Vec<usize> = (0..pool.len()).collect();
+            rng.shuffle(&mut order);
+            let draw: Vec<(usize, u32)> = order[..opts.rounds].iter().map(|&i| pool[i]).collect();
+            for (side, run) in [(0, &mut head), (1, &mut base)] {
+                let picked = draw
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(k, &(j, r))| {
+                        let from = if side == 0 { &parts[j].0 } else { &parts[j].1 };
+                        let samples = suite_of(from, target, suite)
+                            .map(|s| s.samples.clone())
+                            .unwrap_or_default();
+                        samples
+                            .into_iter()
+                            .filter(move |x| x.round == r && !is_count(x))
+                            .map(move |mut x| {
+                                x.round = k as u32;
+                                x
+                            })
+                    })
+                    .collect::<Vec<_>>();
+                if let Some(s) = suite_mut(run, target, suite) {
+                    let counts: Vec<_> =
+                        s.samples.iter().filter(|x| is_count(x)).cloned().collect();
+                    s.samples = picked;
+                    s.samples.extend(counts);
+                }
+            }
+        }
+        tally.evaluate(&head, &base, opts, &mut rng)?;
+    }
+    let ids = recordings.iter().map(|(h, _)| h.run_id.clone()).collect();
+    Ok(tally.finish(Method::Resample, ids, &parts[0].0, opts, notes))
+}
+
+/// End to end: every recording gated as it was made (A/A), and
+/// `opts.evaluations` injections per slowdown spread over them.
+pub fn end_to_end(recordings: &[Recording], opts: &ValidateOptions) -> Result<Validation> {
+    opts.check()?;
+    let (parts, notes) = gating_parts(recordings)?;
+    let mut rng = SplitMix64::new(opts.seed);
+    let mut tally = Tally::default();
+    let mut gating = Vec::new();
+    for (head, base) in &parts {
+        gating.push(tally.aa(head, base, opts)?);
+    }
+    for j in 0..opts.evaluations.max(parts.len()) {
+        let (head, base) = &parts[j % parts.len()];
+        tally.inject(head, base, &gating[j % parts.len()], opts, &mut rng)?;
+    }
+    let ids = recordings.iter().map(|(h, _)| h.run_id.clone()).collect();
+    Ok(tally.finish(Method::EndToEnd, ids, &parts[0].0, opts, notes))
+}
+
+fn is_count(x: &crate::protocol::Sample) -> bool {
+    x.kind().exact()
+}
+
+/// The timing samples of a suite run (not the instruction counts).
+fn timing(samples: &[crate::protocol::Sample]) -> impl Iterator<Item = &crate::protocol::Sample> {
+    samples.iter().filter(|x| !is_count(x))
+}
+
+fn suite_of<'a>(run: &'a Run, target: &str, suite: &str) -> Option<&'a crate::results::SuiteRun> {
+    run.targets
+        .iter()
+        .find(|t| t.name == target)?
+        .suites
+        .iter()
+        .find(|s| s.suite == suite)
+}
+
+fn suite_mut<'a>(
+    run: &'a mut Run,
+    target: &str,
+    suite: &str,
+) -> Option<&'a mut crate::results::SuiteRun> {
+    run.targets
+        .iter_mut()
+        .find(|t| t.name == target)?
+        .suites
+        .iter_mut()
+        .find(|s| s.suite == suite)
+}
+
+/// The parts of the recordings whose timings gate: targets that are not
+/// run under QEMU, and of them the suites that ran ok with every check
+/// passed on both sides. The notes name what was left out.
+fn gating_parts(recordings: &[Recording]) -> Result<(Vec<Recording>, Vec<String>)> {
+    if recordings.is_empty() {
+        anyhow::bail!("validate-gate needs at least one recording");
+    }
+    let mut notes = Vec::new();
+    let mut parts = Vec::new();
+    for (head, base) in recordings {
+        let keep = |run: &Run, notes: &mut Vec<String>| {
+            let mut part = run.clone();
+            part.targets.retain(|t| {
+                if crate::policy::times_are_advisory(t.runner) {
+                    notes.push(format!(
+                        "{}: QEMU timings are advisory: not validated",
+                        t.name
+                    ));
+                    return false;
+                }
+                if let Status::NotRun(why) = &t.status {
+                    notes.push(format!("{}: not run: {why}", t.name));
+                    return false;
+                }
+                true
+            });
+            for t in &mut part.targets {
+                let name = t.name.clone();
+                t.suites.retain(|s| {
+                    let ok = s.status == Status::Ok && s.checks.iter().all(|c| c.ok);
+                    if !ok {
+                        notes.push(format!(
+                            "{name}/{}: {}: left out",
+                            s.suite,
+                            s.status.label()
+                        ));
+                    }
+                    ok
+                });
+                t.status = Status::Ok;
+            }
+            part.targets.retain(|t| !t.suites.is_empty());
+            part
+        };
+        let h = keep(head, &mut notes);
+        let b = keep(base, &mut notes);
+        if h.targets.is_empty() || b.targets.is_empty() {
+            let why = if notes.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", notes.join("; "))
+            };
+            bail!(
+                "run {} has no suite run ok on both sides on a target whose timings gate{why}: \
+                 record one on this machine's native target, e.g. \
+                 `cargo xtask matrix --targets x86_64 --against HEAD --rounds 60`",
+                head.run_id
+            );
+        }
+        parts.push((h, b));
+    }
+    notes.sort();
+    notes.dedup();
+    Ok((parts, notes))
+}
+
+/// A gating cell of a head run.
+#[derive(Debug, Clone)]
+pub(super) struct GatingCell {
+    pub(super) target: Name,
+    pub(super) suite: Name,
+    pub(super) bench: Name,
+    pub(super) case: String,
+    pub(super) metric: Name,
+    pub(super) better: Better,
+    pub(super) underpowered: bool,
+    /// Its A/A verdict was `regression`.
+    pub(super) regressed: bool,
+}
+
+impl GatingCell {
+    pub(super) fn of(c: &CellReport) -> GatingCell {
+        GatingCell {
+            target: c.target.clone(),
+            suite: c.suite.clone(),
+            bench: c.bench.clone(),
+            case: canonical_case(&c.case),
+            metric: c.metric.clone(),
+            better: c.better,
+            underpowered: c.underpowered,
+            regressed: c.verdict == Verdict::Regression,
+        }
+    }
+
+    pub(super) fn is(&self, c: &CellReport) -> bool {
+        c.target == self.target
+            && c.suite == self.suite
+            && c.bench == self.bench
+            && c.metric == self.metric
+            && canonical_case(&c.case) == self.case
+    }
+
+    /// `head` with every value of this cell made slower by `slowdown`.
+    pub(super) fn slowed(&self, head: &Run, slowdown: f64) -> Run {
+        let mut run = head.clone();
+        let factor = match self.better {
+            Better::Lower => 1.0 + slowdown,
+            Better::Higher => 1.0 / (1.0 + slowdown),
+        };
+        if let Some(s) = suite_mut(&mut run, &self.target, &self.suite) {
+            for x in s.samples.iter_mut() {
+                if x.bench == self.bench
+                    && x.metric == self.metric
+                    && canonical_case(&x.case) == self.case
+                {
+                    x.value = x.value.map(|v| v * factor);
+                }
+            }
+        }
+        run
+    }
+}
+
+/// Gating cells: those in Holm's family.
+pub(super) fn gating(report: &GateReport) -> Vec<&CellReport> {
+    report
+        .cells
+        .iter()
+        .filter(|c| c.effect.is_some_and(|e| e.p_holm.is_some()))
+        .collect()
+}

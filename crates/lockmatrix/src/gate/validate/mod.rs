@@ -1,0 +1,421 @@
+//! `validate-gate`: the accuracy of the pull-request gate, measured on
+//! this machine.
+//!
+//! Pull requests gate timing with `--against`: base and head alternate
+//! round by round on one machine and each timing-family cell gets the
+//! paired signed-rank test, Holm across the family. This module measures
+//! that rule on A/A recordings, `matrix --against HEAD` runs (both sides
+//! the same code, so every regression is a false alarm), with the real
+//! gate ([`evaluate`](super::evaluate())) against the recorded base run:
+//!
+//! - [`resample`]: each evaluation draws `rounds` of the recorded pairs at
+//!   random (the same rounds for every cell of a suite, so a noisy moment
+//!   stays one pair), pooled over the recordings, and gates them (A/A).
+//!   Power: the same draw with every head value of one randomly chosen
+//!   family cell made slower by each of [`SLOWDOWNS`]; detected when that
+//!   cell's verdict is `regression`.
+//! - [`end_to_end`]: every recording gated as it was made, all its pairs
+//!   (A/A across separate invocations of the matrix), and the injections
+//!   spread over them.
+//!
+//! Only targets whose timings gate count (every runner but `qemu`); suites
+//! that failed are left out and named in the notes. Deterministic for a
+//! seed. Pure: the gate runs on the runs in memory.
+
+mod experiment;
+mod render;
+mod rng;
+mod tally;
+
+pub use experiment::{end_to_end, resample};
+pub use render::report_json;
+pub(crate) use rng::SplitMix64;
+
+use super::evaluate::{evaluate, CellReport, GateReport, Reference, Verdict};
+use super::render::cell_name;
+use super::GateOptions;
+use crate::cells::canonical_case;
+use crate::name::Name;
+use crate::protocol::Better;
+use crate::results::{Run, Status};
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+/// The injected slowdowns whose detection rate is the power.
+pub const SLOWDOWNS: [f64; 3] = [0.05, 0.10, 0.20];
+/// The goal: a family-wise false-alarm rate of at most 5% ...
+pub const GOAL_MAX_RATE: f64 = 0.05;
+/// ... measured over at least 100 A/A evaluations ...
+pub const GOAL_MIN_EVALUATIONS: usize = 100;
+/// ... and power of at least 0.8 for a 10% slowdown of any one cell.
+pub const GOAL_POWER: (f64, f64) = (0.10, 0.8);
+
+/// How many evaluations of how many rounds, with which seed, of which gate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ValidateOptions {
+    /// Resampling: A/A draws (each also gives one power evaluation per
+    /// slowdown). End to end: power evaluations per slowdown (the A/A
+    /// evaluations are the recordings).
+    pub evaluations: usize,
+    /// Pairs per side in each resampled evaluation: the rounds a pull
+    /// request's job runs.
+    pub rounds: usize,
+    pub seed: u64,
+    pub gate: GateOptions,
+}
+
+impl Default for ValidateOptions {
+    fn default() -> Self {
+        ValidateOptions {
+            evaluations: 100,
+            rounds: crate::policy::AB_ROUNDS.0 as usize,
+            seed: 1,
+            gate: GateOptions::default(),
+        }
+    }
+}
+
+impl ValidateOptions {
+    /// Checks the ranges, as an exit-status-2 error naming the bad option.
+    pub fn check(&self) -> Result<()> {
+        if self.evaluations == 0 {
+            anyhow::bail!(
+                "--evaluations is 0: expected at least 1 \
+                 ({GOAL_MIN_EVALUATIONS} or more to state the false-alarm rate)"
+            );
+        }
+        if self.rounds < 2 {
+            anyhow::bail!("--pairs is {}: expected at least 2", self.rounds);
+        }
+        self.gate.check()
+    }
+}
+
+/// An A/A recording: the head run and its base run (`<run>/base`).
+pub type Recording = (Run, Run);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    Resample,
+    EndToEnd,
+}
+
+/// Smallest, largest and mean of a count over evaluations or cells.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub min: usize,
+    pub max: usize,
+    pub mean: f64,
+}
+
+impl Spread {
+    fn of(values: &[usize]) -> Spread {
+        Spread {
+            min: values.iter().copied().min().unwrap_or(0),
+            max: values.iter().copied().max().unwrap_or(0),
+            mean: if values.is_empty() {
+                0.0
+            } else {
+                values.iter().sum::<usize>() as f64 / values.len() as f64
+            },
+        }
+    }
+
+    fn show(&self) -> String {
+        if self.min == self.max {
+            self.min.to_string()
+        } else {
+            format!("{}-{} (mean {:.1})", self.min, self.max, self.mean)
+        }
+    }
+}
+
+/// How often one injected slowdown was detected.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Detection {
+    /// 0.05 = every value of the cell 5% slower.
+    pub slowdown: f64,
+    pub evaluations: usize,
+    pub detected: usize,
+    /// `detected / evaluations`: the power.
+    pub rate: f64,
+    /// Two-sided 95% Clopper-Pearson interval of the rate.
+    pub ci95: [f64; 2],
+    /// Injections into a cell the gate flagged `underpowered` (too few rounds
+    /// for its noise to detect a slowdown of `delta` beyond `delta`).
+    pub injected_underpowered: usize,
+    /// Detections among the other injections.
+    pub detected_when_powered: usize,
+    /// The detection rate among the other injections (`None`: there were none).
+    pub rate_when_powered: Option<f64>,
+    /// Injections into a cell that regressed without the injection (a false
+    /// alarm of the A/A evaluation, not a detection; counted in `detected`
+    /// when it still regresses).
+    pub injected_already_regressed: usize,
+    /// Evaluations where another cell than the injected one regressed too.
+    pub other_regressions: usize,
+}
+
+/// The measured accuracy of the gate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Validation {
+    pub method: Method,
+    /// The run(s) measured; end to end, the first is the baseline.
+    pub run_ids: Vec<String>,
+    /// The targets whose cells gate.
+    pub targets: Vec<Name>,
+    pub options: ValidateOptions,
+    /// A/A evaluations.
+    pub evaluations: usize,
+    /// A/A evaluations with any `regression`.
+    pub false_alarms: usize,
+    pub false_alarm_rate: f64,
+    /// One-sided 95% Clopper-Pearson upper bound of the false-alarm rate.
+    pub false_alarm_upper95: f64,
+    /// One entry per [`SLOWDOWNS`].
+    pub power: Vec<Detection>,
+    /// Gating cells (Holm's family) per A/A evaluation.
+    pub cells_per_evaluation: Spread,
+    /// Rounds per side of the gating cells, over all A/A evaluations.
+    pub base_rounds: Spread,
+    pub head_rounds: Spread,
+    /// `alpha / cells`: the level a lone slowdown must reach under Holm
+    /// (at the smallest family).
+    pub cell_alpha: f64,
+    /// The fewest rounds per side with which the rank test can reach `cell_alpha` at all.
+    pub min_rounds_per_side: usize,
+    /// Gating cells flagged `underpowered` per A/A evaluation.
+    pub underpowered_per_evaluation: Spread,
+    /// A/A evaluations with any `possible_regression` (the advisory list).
+    pub advisory_alarms: usize,
+    /// The cells that raised false alarms and how often, most often first.
+    pub false_alarm_cells: Vec<(String, usize)>,
+    /// Per cell injected with the goal's slowdown (10%): injections and
+    /// detections, weakest first.
+    pub power_per_cell: Vec<(String, usize, usize)>,
+    /// Targets and suites left out, and why.
+    pub notes: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tally::Tally;
+    use super::*;
+    use crate::gate::tests::{cell, noisy_cells, one_suite, run, suite_run, target, Rng};
+    use serde_json::json;
+
+    /// A/A recording: head and base of one native target, `cells` family
+    /// cells of `rounds` pairs with log-normal noise `sigma` (and 5% outlier
+    /// rounds), both sides from the same distribution.
+    fn recording(seed: u64, cells: usize, rounds: usize, sigma: f64) -> Recording {
+        let mut rng = Rng::new(seed);
+        let mut side = |id: &str| {
+            let mut r = one_suite(
+                "x86_64",
+                "native",
+                "atomic",
+                &noisy_cells(&mut rng, cells, rounds, sigma, |_| 1.0),
+            );
+            r.run_id = id.into();
+            r
+        };
+        (side(&format!("aa{seed}")), side(&format!("aa{seed}/base")))
+    }
+
+    fn opts(evaluations: usize, rounds: usize, seed: u64) -> ValidateOptions {
+        ValidateOptions {
+            evaluations,
+            rounds,
+            seed,
+            ..ValidateOptions::default()
+        }
+    }
+
+    #[test]
+    fn validate_null_data_rarely_false_alarms_and_bounds_the_rate() {
+        let v = resample(&[recording(1, 12, 40, 0.02)], &opts(100, 20, 7)).unwrap();
+        assert_eq!(v.evaluations, 100);
+        assert!(v.false_alarms <= 5, "{}", v.terminal());
+        let upper = stats::clopper_pearson_upper(v.false_alarms as u64, 100, 0.05).unwrap();
+        assert_eq!(v.false_alarm_upper95, upper);
+        assert_eq!(
+            (v.cells_per_evaluation.min, v.cells_per_evaluation.max),
+            (12, 12)
+        );
+        assert_eq!((v.base_rounds.min, v.head_rounds.max), (20, 20));
+        assert_eq!(v.cell_alpha, 0.05 / 12.0);
+        let j = v.json();
+        assert_eq!(j["evaluations"], 100);
+        assert_eq!(j["rounds_per_side"], 20);
+        assert_eq!(j["details"]["method"], "resample");
+        assert_eq!(j["power"].as_object().unwrap().len(), 3);
+        assert!(v.terminal().contains("false alarms in 100 evaluations"));
+    }
+
+    #[test]
+    fn validate_upper_bound_of_0_in_100_and_the_goal() {
+        let (r, _) = recording(2, 3, 8, 0.02);
+        let o = opts(100, 4, 1);
+        let tally = |evaluations, detected| {
+            let mut t = Tally {
+                evaluations,
+                cells: vec![12; evaluations],
+                ..Tally::default()
+            };
+            t.power[1] = [detected, 0, detected, 0, 100, 0];
+            t
+        };
+        let v = tally(100, 90).finish(Method::Resample, vec![], &r, &o, vec![]);
+        // One-sided 95% Clopper-Pearson for 0 of 100: 1 - 0.05^(1/100).
+        assert!(
+            (v.false_alarm_upper95 - 0.0295).abs() < 1e-4,
+            "{}",
+            v.false_alarm_upper95
+        );
+        assert!(v.goal_met());
+        assert!(!tally(99, 90)
+            .finish(Method::Resample, vec![], &r, &o, vec![])
+            .goal_met());
+        assert!(
+            !tally(100, 70)
+                .finish(Method::Resample, vec![], &r, &o, vec![])
+                .goal_met(),
+            "power 0.7 misses the goal"
+        );
+    }
+
+    #[test]
+    fn validate_low_noise_10_percent_slowdown_is_detected() {
+        let v = resample(&[recording(3, 12, 60, 0.01)], &opts(40, 30, 3)).unwrap();
+        let [five, ten, twenty] = [&v.power[0], &v.power[1], &v.power[2]];
+        assert_eq!(
+            (five.slowdown, ten.slowdown, twenty.slowdown),
+            (0.05, 0.10, 0.20)
+        );
+        assert!(
+            ten.rate >= 0.8 && twenty.rate >= ten.rate,
+            "{}",
+            v.terminal()
+        );
+        // On the null boundary of "slower by more than 5%".
+        assert!(five.rate <= 0.25, "{}", v.terminal());
+        assert_eq!(v.json()["power"]["0.10"], ten.rate);
+        assert!(!v.power_per_cell.is_empty());
+    }
+
+    #[test]
+    fn validate_is_deterministic_for_a_seed() {
+        let rec = [recording(5, 6, 30, 0.05)];
+        let a = resample(&rec, &opts(10, 20, 42)).unwrap();
+        let b = resample(&rec, &opts(10, 20, 42)).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.json(), b.json());
+    }
+
+    #[test]
+    fn validate_counts_only_gating_targets_and_ok_suites() {
+        let mut rng = Rng::new(6);
+        let mut side = || {
+            let mut broken = suite_run(
+                "spinlock",
+                &noisy_cells(&mut rng, 3, 10, 0.02, |_| 1.0),
+                vec![],
+            );
+            broken.status = Status::Failed(crate::results::Failure::Crashed { signal: 11 });
+            run(vec![
+                target(
+                    "x86_64",
+                    "native",
+                    vec![
+                        suite_run(
+                            "atomic",
+                            &noisy_cells(&mut rng, 5, 10, 0.02, |_| 1.0),
+                            vec![],
+                        ),
+                        broken,
+                    ],
+                ),
+                target(
+                    "aarch64",
+                    "qemu",
+                    vec![suite_run(
+                        "atomic",
+                        &noisy_cells(&mut rng, 7, 10, 0.5, |_| 1.0),
+                        vec![],
+                    )],
+                ),
+            ])
+        };
+        let rec = (side(), side());
+        let v = resample(std::slice::from_ref(&rec), &opts(5, 8, 6)).unwrap();
+        assert_eq!(v.targets, ["x86_64"]);
+        assert_eq!(v.cells_per_evaluation.max, 5);
+        assert!(
+            v.notes.iter().any(|n| n.contains("aarch64: QEMU")),
+            "{:?}",
+            v.notes
+        );
+        assert!(
+            v.notes.iter().any(|n| n.contains("x86_64/spinlock")),
+            "{:?}",
+            v.notes
+        );
+        let qemu_only = {
+            let mut r = rec.clone();
+            r.0.targets.retain(|t| t.name == "aarch64");
+            r.1.targets.retain(|t| t.name == "aarch64");
+            r
+        };
+        let err = format!("{:#}", resample(&[qemu_only], &opts(5, 8, 6)).unwrap_err());
+        assert!(err.contains("no suite run ok on both sides"), "{err}");
+    }
+
+    #[test]
+    fn validate_too_few_pairs_and_bad_options_are_named() {
+        let err = resample(&[recording(7, 4, 6, 0.02)], &opts(3, 20, 1)).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("hold 6 pairs of some suite; drawing 20"),
+            "{err:#}"
+        );
+        let err = resample(&[recording(7, 4, 6, 0.02)], &opts(0, 4, 1)).unwrap_err();
+        assert!(format!("{err:#}").contains("--evaluations is 0"), "{err:#}");
+    }
+
+    #[test]
+    fn validate_pools_pairs_across_recordings_and_gates_each_end_to_end() {
+        let recs: Vec<Recording> = (10..13).map(|seed| recording(seed, 6, 12, 0.01)).collect();
+        // 3 x 12 pairs in the pool: a draw of 30 needs more than one recording.
+        let v = resample(&recs, &opts(20, 30, 9)).unwrap();
+        assert_eq!(v.head_rounds.max, 30);
+        assert_eq!(v.run_ids.len(), 3);
+        let e = end_to_end(&recs, &opts(30, 12, 9)).unwrap();
+        assert_eq!(e.method, Method::EndToEnd);
+        assert_eq!(e.evaluations, 3);
+        assert!(e.false_alarms <= 1, "{}", e.terminal());
+        assert_eq!(e.power[1].evaluations, 30);
+        let j = report_json(&v, Some(&e));
+        assert_eq!(j["end_to_end"]["evaluations"], 3);
+        assert_eq!(j["end_to_end"]["details"]["method"], "end_to_end");
+    }
+
+    #[test]
+    fn validate_a_cell_outside_the_family_is_never_injected() {
+        let mut rng = Rng::new(14);
+        let mut side = || {
+            let mut cells = noisy_cells(&mut rng, 2, 12, 0.01, |_| 1.0);
+            let mut outside = cell("stress", json!({"lock": "tas"}), vec![100.0; 12]);
+            outside.gating = false;
+            cells.push(outside);
+            one_suite("x86_64", "native", "spinlock", &cells)
+        };
+        let v = resample(&[(side(), side())], &opts(10, 10, 1)).unwrap();
+        assert_eq!(v.cells_per_evaluation.max, 2);
+        assert!(v
+            .power_per_cell
+            .iter()
+            .all(|(c, _, _)| !c.contains("stress")));
+    }
+}

@@ -1,0 +1,193 @@
+//! How a validation reads: its text, its Markdown, its JSON.
+
+use super::*;
+
+impl Validation {
+    fn method_text(&self) -> &'static str {
+        match self.method {
+            Method::Resample => {
+                "resample: each A/A evaluation draws the pull request's rounds of base/head pairs \
+                 at random from `matrix --against HEAD` recordings (the same rounds for every cell \
+                 of a suite) and gates head against base with the paired rule"
+            }
+            Method::EndToEnd => {
+                "end to end: every `matrix --against HEAD` recording gated as it was made, each \
+                 a separate invocation of the matrix"
+            }
+        }
+    }
+
+    /// The detection rate at the goal's slowdown (10%).
+    pub fn goal_power(&self) -> f64 {
+        self.power
+            .iter()
+            .find(|d| (d.slowdown - GOAL_POWER.0).abs() < 1e-9)
+            .map_or(0.0, |d| d.rate)
+    }
+
+    /// Whether the measurement meets the goal: at least 100 A/A
+    /// evaluations whose one-sided 95% upper bound of the false-alarm rate
+    /// is at most 5%, and power of at least 0.8 at a 10% slowdown.
+    pub fn goal_met(&self) -> bool {
+        self.evaluations >= GOAL_MIN_EVALUATIONS
+            && self.false_alarm_upper95 <= GOAL_MAX_RATE
+            && self.goal_power() >= GOAL_POWER.1
+    }
+
+    /// The report: `evaluations`, `false_alarms`, `false_alarm_rate`,
+    /// `false_alarm_upper95`, `power` (`{"0.05": rate, "0.10": rate}`), and
+    /// `details`.
+    pub fn json(&self) -> Value {
+        let power: Map<String, Value> = self
+            .power
+            .iter()
+            .map(|d| (slowdown_key(d.slowdown), json!(d.rate)))
+            .collect();
+        let power_details: Map<String, Value> = self
+            .power
+            .iter()
+            .map(|d| (slowdown_key(d.slowdown), json!(d)))
+            .collect();
+        let alarm_cells: Vec<Value> = self
+            .false_alarm_cells
+            .iter()
+            .map(|(cell, n)| json!({"cell": cell, "false_alarms": n}))
+            .collect();
+        json!({
+            "evaluations": self.evaluations,
+            "false_alarms": self.false_alarms,
+            "false_alarm_rate": self.false_alarm_rate,
+            "false_alarm_upper95": self.false_alarm_upper95,
+            "power": power,
+            "rounds_per_side": self.head_rounds.max,
+            "details": {
+                "method": self.method,
+                "description": self.method_text(),
+                "run_ids": self.run_ids,
+                "targets": self.targets,
+                "seed": self.options.seed,
+                "gate": self.options.gate,
+                "cells_per_evaluation": self.cells_per_evaluation,
+                "rounds_per_side": {"base": self.base_rounds, "head": self.head_rounds},
+                "cell_alpha": self.cell_alpha,
+                "min_rounds_per_side": self.min_rounds_per_side,
+                "underpowered_per_evaluation": self.underpowered_per_evaluation,
+                "advisory_alarms": self.advisory_alarms,
+                "false_alarm_cells": alarm_cells,
+                "power": power_details,
+                "power_per_cell_at_10": self.power_per_cell.iter().map(|(c, n, d)| json!({"cell": c, "injections": n, "detected": d})).collect::<Vec<_>>(),
+                "goal": {
+                    "max_false_alarm_rate": GOAL_MAX_RATE,
+                    "min_evaluations": GOAL_MIN_EVALUATIONS,
+                    "power_at_10": GOAL_POWER.1,
+                    "met": self.goal_met(),
+                    "upper95_within": self.false_alarm_upper95 <= GOAL_MAX_RATE,
+                },
+                "notes": self.notes,
+            }
+        })
+    }
+
+    /// A few lines for the terminal.
+    pub fn terminal(&self) -> String {
+        let mut out = String::new();
+        let what = match self.method {
+            Method::Resample => format!(
+                "resampling {} pairs per side from {} ({} A/A draws)",
+                self.options.rounds,
+                self.run_ids.join(", "),
+                self.evaluations
+            ),
+            Method::EndToEnd => format!(
+                "end to end: {} separate recordings ({}), all their pairs",
+                self.run_ids.len(),
+                self.run_ids.join(", ")
+            ),
+        };
+        out.push_str(&format!(
+            "gate validation, {what}; targets: {}\n",
+            self.targets.join(", ")
+        ));
+        out.push_str(&format!(
+            "  {} gating cells per evaluation, rounds per side {} base / {} head; \
+             Holm's per-cell level {:.3e} needs >= {} rounds per side; {} cells underpowered\n",
+            self.cells_per_evaluation.show(),
+            self.base_rounds.show(),
+            self.head_rounds.show(),
+            self.cell_alpha,
+            self.min_rounds_per_side,
+            self.underpowered_per_evaluation.show(),
+        ));
+        out.push_str(&format!(
+            "  A/A: {} false alarms in {} evaluations: rate {:.3}, 95% upper bound {:.4}\n",
+            self.false_alarms, self.evaluations, self.false_alarm_rate, self.false_alarm_upper95,
+        ));
+        for (cell, n) in self.false_alarm_cells.iter().take(5) {
+            out.push_str(&format!("    false alarm x{n}: {cell}\n"));
+        }
+        for d in &self.power {
+            out.push_str(&format!(
+                "  power at {:.0}% slower: {}/{} = {:.2} (95% CI {:.2}-{:.2}); {} of {} injections \
+                 into cells with enough rounds detected, {} into underpowered cells\n",
+                d.slowdown * 100.0,
+                d.detected,
+                d.evaluations,
+                d.rate,
+                d.ci95[0],
+                d.ci95[1],
+                d.detected_when_powered,
+                d.evaluations - d.injected_underpowered,
+                d.injected_underpowered,
+            ));
+            if d.injected_already_regressed > 0 {
+                out.push_str(&format!(
+                    "    {} of the injected cells regressed without the injection (false alarms)\n",
+                    d.injected_already_regressed
+                ));
+            }
+        }
+        for (cell, n, d) in self
+            .power_per_cell
+            .iter()
+            .filter(|(_, n, d)| *d < *n)
+            .take(5)
+        {
+            out.push_str(&format!(
+                "    at 10%: {cell}: {d} of {n} injections detected\n"
+            ));
+        }
+        out.push_str(&format!(
+            "  goal (>= {GOAL_MIN_EVALUATIONS} A/A evaluations, 95% upper bound <= {GOAL_MAX_RATE}, power >= {} at +{:.0}%): {}\n",
+            GOAL_POWER.1,
+            GOAL_POWER.0 * 100.0,
+            if self.goal_met() { "met" } else { "NOT met" },
+        ));
+        let delta = self.options.gate.delta;
+        if let Some(d) = self.power.iter().find(|d| d.slowdown <= delta + 1e-12) {
+            out.push_str(&format!(
+                "  the gate fails a cell slower by more than delta = {:.0}%: a {:.0}% slowdown \
+                 is within its null hypothesis, found about as often as a false alarm\n",
+                delta * 100.0,
+                d.slowdown * 100.0,
+            ));
+        }
+        for note in &self.notes {
+            out.push_str(&format!("  note: {note}\n"));
+        }
+        out
+    }
+}
+
+/// The combined report of `validate-gate`: the resampling figures at the top
+/// level and the end-to-end ones, when measured, under `end_to_end`.
+pub fn report_json(resampled: &Validation, end_to_end: Option<&Validation>) -> Value {
+    let mut v = resampled.json();
+    if let (Some(e), Some(map)) = (end_to_end, v.as_object_mut()) {
+        map.insert("end_to_end".into(), e.json());
+    }
+    v
+}
+
+fn slowdown_key(s: f64) -> String {
+    format!("{s:.2}")
+}

@@ -1,0 +1,201 @@
+//! The statistics of the evaluations: false alarms, power per slowdown
+//! and per cell, and the bounds over them.
+
+use super::experiment::{gating, GatingCell};
+use super::*;
+
+/// What the evaluations found so far.
+#[derive(Default)]
+pub(super) struct Tally {
+    pub(super) evaluations: usize,
+    pub(super) false_alarms: usize,
+    pub(super) advisory_alarms: usize,
+    pub(super) cells: Vec<usize>,
+    pub(super) underpowered: Vec<usize>,
+    pub(super) base_rounds: Vec<usize>,
+    pub(super) head_rounds: Vec<usize>,
+    pub(super) alarm_cells: BTreeMap<String, usize>,
+    /// Per slowdown: (detected, injected underpowered, detected among the
+    /// powered, other regressions, evaluations, injected already regressed).
+    pub(super) power: [[usize; 6]; SLOWDOWNS.len()],
+    /// Per slowdown and cell: (injections, detections).
+    pub(super) per_cell: [BTreeMap<String, (usize, usize)>; SLOWDOWNS.len()],
+}
+
+impl Tally {
+    /// One A/A evaluation of `head` against `base`; returns its gating cells.
+    pub(super) fn aa(
+        &mut self,
+        head: &Run,
+        base: &Run,
+        opts: &ValidateOptions,
+    ) -> Result<Vec<GatingCell>> {
+        let report = evaluate(head, &Reference::Base(base), &opts.gate)?;
+        if !report.problems.is_empty() {
+            let problems: Vec<String> = report
+                .problems
+                .iter()
+                .map(|p| format!("{}: {}", p.place(), p.what))
+                .collect();
+            bail!("the gate reported problems: {}", problems.join("; "));
+        }
+        let cells = gating(&report);
+        if cells.is_empty() {
+            bail!(
+                "run {}: no cell of a timing family compares with its base \
+                 (every cell is new, advisory or without positive values): nothing to validate",
+                head.run_id
+            );
+        }
+        self.evaluations += 1;
+        if report.count(Verdict::Regression) > 0 {
+            self.false_alarms += 1;
+            for c in report.with(Verdict::Regression) {
+                *self.alarm_cells.entry(cell_name(c)).or_default() += 1;
+            }
+        }
+        if report.count(Verdict::PossibleRegression) > 0 {
+            self.advisory_alarms += 1;
+        }
+        self.cells.push(cells.len());
+        self.underpowered
+            .push(cells.iter().filter(|c| c.underpowered).count());
+        for c in &cells {
+            self.base_rounds.push(c.base.as_ref().map_or(0, |b| b.n));
+            self.head_rounds.push(c.head.n);
+        }
+        Ok(cells.into_iter().map(GatingCell::of).collect())
+    }
+
+    /// One A/A evaluation, then one injection per slowdown into the same
+    /// randomly chosen gating cell.
+    pub(super) fn evaluate(
+        &mut self,
+        head: &Run,
+        base: &Run,
+        opts: &ValidateOptions,
+        rng: &mut SplitMix64,
+    ) -> Result<()> {
+        let cells = self.aa(head, base, opts)?;
+        self.inject(head, base, &cells, opts, rng)
+    }
+
+    pub(super) fn inject(
+        &mut self,
+        head: &Run,
+        base: &Run,
+        cells: &[GatingCell],
+        opts: &ValidateOptions,
+        rng: &mut SplitMix64,
+    ) -> Result<()> {
+        let cell = &cells[rng.below(cells.len())];
+        for (i, &slowdown) in SLOWDOWNS.iter().enumerate() {
+            let report = evaluate(
+                &cell.slowed(head, slowdown),
+                &Reference::Base(base),
+                &opts.gate,
+            )?;
+            let found = report
+                .cells
+                .iter()
+                .find(|c| cell.is(c))
+                .context("the injected cell is missing from the gate's report")?;
+            let detected = found.verdict == Verdict::Regression;
+            let p = &mut self.power[i];
+            p[0] += usize::from(detected);
+            p[1] += usize::from(cell.underpowered);
+            p[2] += usize::from(detected && !cell.underpowered);
+            p[3] += usize::from(report.with(Verdict::Regression).any(|c| !cell.is(c)));
+            p[4] += 1;
+            p[5] += usize::from(cell.regressed);
+            let e = self.per_cell[i].entry(cell_name(found)).or_default();
+            e.0 += 1;
+            e.1 += usize::from(detected);
+        }
+        Ok(())
+    }
+
+    pub(super) fn finish(
+        self,
+        method: Method,
+        run_ids: Vec<String>,
+        run: &Run,
+        opts: &ValidateOptions,
+        notes: Vec<String>,
+    ) -> Validation {
+        let n = self.evaluations;
+        let fam = self.cells.iter().copied().min().unwrap_or(1).max(1);
+        let cell_alpha = opts.gate.alpha / fam as f64;
+        let power = SLOWDOWNS
+            .iter()
+            .zip(self.power)
+            .map(
+                |(&slowdown, [detected, under, powered_hits, others, evals, already])| {
+                    let ci = stats::clopper_pearson(detected as u64, evals.max(1) as u64, 0.05)
+                        .map_or([0.0, 1.0], |i| [i.lo, i.hi]);
+                    Detection {
+                        slowdown,
+                        evaluations: evals,
+                        detected,
+                        rate: detected as f64 / evals.max(1) as f64,
+                        ci95: ci,
+                        injected_underpowered: under,
+                        detected_when_powered: powered_hits,
+                        rate_when_powered: (evals > under)
+                            .then(|| powered_hits as f64 / (evals - under) as f64),
+                        injected_already_regressed: already,
+                        other_regressions: others,
+                    }
+                },
+            )
+            .collect();
+        let min_rounds_per_side = stats::min_pairs(cell_alpha);
+        let mut notes = notes;
+        let rounds = self.base_rounds.iter().chain(&self.head_rounds).min();
+        if let Some(&r) = rounds.filter(|&&r| r < min_rounds_per_side) {
+            notes.push(format!(
+                "{r} rounds per side: below the {min_rounds_per_side} with which a cell can \
+                 reach Holm's per-cell level {cell_alpha:.3e} at all; such cells can never \
+                 fail, so their power is 0 by construction (record more rounds)"
+            ));
+        }
+        let mut alarm_cells: Vec<(String, usize)> = self.alarm_cells.into_iter().collect();
+        alarm_cells.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let at = SLOWDOWNS
+            .iter()
+            .position(|&s| (s - GOAL_POWER.0).abs() < 1e-9)
+            .expect("the goal's slowdown is injected");
+        let mut power_per_cell: Vec<(String, usize, usize)> = self.per_cell[at]
+            .iter()
+            .map(|(c, &(n, d))| (c.clone(), n, d))
+            .collect();
+        power_per_cell
+            .sort_by(|a, b| (a.2 as f64 / a.1 as f64).total_cmp(&(b.2 as f64 / b.1 as f64)));
+        Validation {
+            method,
+            run_ids,
+            targets: run.targets.iter().map(|t| t.name.clone()).collect(),
+            options: *opts,
+            evaluations: n,
+            false_alarms: self.false_alarms,
+            false_alarm_rate: self.false_alarms as f64 / n.max(1) as f64,
+            false_alarm_upper95: stats::clopper_pearson_upper(
+                self.false_alarms as u64,
+                n.max(1) as u64,
+                0.05,
+            )
+            .unwrap_or(1.0),
+            power,
+            cells_per_evaluation: Spread::of(&self.cells),
+            base_rounds: Spread::of(&self.base_rounds),
+            head_rounds: Spread::of(&self.head_rounds),
+            cell_alpha,
+            min_rounds_per_side,
+            underpowered_per_evaluation: Spread::of(&self.underpowered),
+            advisory_alarms: self.advisory_alarms,
+            false_alarm_cells: alarm_cells,
+            power_per_cell,
+            notes,
+        }
+    }
+}
