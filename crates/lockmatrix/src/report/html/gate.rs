@@ -4,7 +4,7 @@
 //! advisory lists the terminal report prints. A run that was compared with
 //! nothing says so instead of drawing empty charts.
 
-use super::svg::{esc, num, Scale, Svg};
+use super::svg::{self, esc, num, Scale, Svg};
 use super::table;
 use crate::gate::evaluate::{CellReport, GateReport, Verdict};
 use crate::gate::render;
@@ -123,105 +123,90 @@ fn forest(g: &GateReport) -> String {
             targets.push(&c.target);
         }
     }
-    let delta = g.options.delta;
-    let mut panels = Vec::new();
-    for target in targets {
-        let cells: Vec<&&CellReport> = family.iter().filter(|c| c.target == target).collect();
-        let labels: Vec<String> = cells
-            .iter()
-            .map(|c| format!("{} {} {}", c.suite, c.bench, short_case(c)))
-            .collect();
-        let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-        let left = (longest as f64 * 6.2 + 14.0).clamp(120.0, 400.0);
-        let (right, top, row) = (16.0, 8.0, 15.0);
-        let width = 700.0;
-        let height = top + row * cells.len() as f64 + 34.0;
-        let finite = |v: f64| v.is_finite() && v > 0.0;
-        // Ratios sit near 1: the axis spans the data and +-2 delta, not decades.
-        let (lo, hi) = cells
-            .iter()
-            .filter_map(|c| c.effect)
-            .flat_map(|e| [e.ratio, e.lo, e.hi])
-            .filter(|v| finite(*v))
-            .fold(
-                (1.0 / (1.0 + 2.0 * delta), 1.0 + 2.0 * delta),
-                |(a, b), v| (a.min(v), b.max(v)),
-            );
-        let x = Scale {
-            lo: lo / 1.02,
-            hi: hi * 1.02,
-            from: left,
-            to: width - right,
-            log: true,
-        };
-        let mut s = Svg::new(width, height);
-        let axis_y = top + row * cells.len() as f64 + 4.0;
-        for t in ratio_ticks(x.lo, x.hi) {
-            let px = x.at(t);
-            s.line((px, top), (px, axis_y), "#eee", 1.0, "");
-            s.text(px, axis_y + 12.0, "middle", "tick", &format!("{t}"));
-        }
-        s.line((left, axis_y), (width - right, axis_y), "#888", 1.0, "");
-        s.text(
-            (left + width - right) / 2.0,
-            axis_y + 26.0,
-            "middle",
-            "axis",
-            "head / base cost ratio (log; right is slower)",
-        );
-        s.line(
-            (x.at(1.0), top),
-            (x.at(1.0), axis_y),
-            "#333",
-            1.0,
-            "no change",
-        );
-        s.dashed(x.at(1.0 + delta), top, x.at(1.0 + delta), axis_y, "#c0392b");
-        s.dashed(
-            x.at(1.0 / (1.0 + delta)),
-            top,
-            x.at(1.0 / (1.0 + delta)),
-            axis_y,
-            "#27ae60",
-        );
-        for (i, c) in cells.iter().enumerate() {
-            let e = c.effect.expect("filtered");
-            let yc = top + row * i as f64 + row / 2.0;
-            let colour = verdict_colour(c.verdict);
-            let title = format!(
-                "{}: ratio {:.3} [{}, {}] at {:.0}%, p {:.2e}{}; {}",
-                render::cell_name(c),
-                e.ratio,
-                bound(e.lo),
-                bound(e.hi),
-                e.confidence * 100.0,
-                e.p,
-                e.p_holm
-                    .map_or(String::new(), |h| format!(" (Holm {h:.2e})")),
-                c.verdict.name()
-            );
-            s.text(left - 6.0, yc + 3.5, "end", "label", &labels[i]);
-            let clamp = |v: f64| {
-                if finite(v) {
-                    x.at(v.clamp(x.lo, x.hi))
-                } else if v <= 0.0 {
-                    left
-                } else {
-                    width - right
-                }
-            };
-            s.line((clamp(e.lo), yc), (clamp(e.hi), yc), colour, 2.0, &title);
-            s.circle(x.at(e.ratio.clamp(x.lo, x.hi)), yc, 3.5, colour, &title);
-        }
-        panels.push((
+    let panels: String = targets
+        .into_iter()
+        .map(|target| {
+            let cells: Vec<&CellReport> =
+                family.iter().copied().filter(|c| c.target == target).collect();
             format!(
-                "{} <span class=\"native\">{} family cells</span>",
+                "<figure class=\"panel\"><figcaption>{} <span class=\"native\">{} family cells</span></figcaption>{}</figure>",
                 esc(target),
-                cells.len()
-            ),
-            s.finish(&format!("forest plot {target}")),
-        ));
+                cells.len(),
+                forest_panel(target, &cells, g.options.delta)
+            )
+        })
+        .collect();
+    format!(
+        "{}<div class=\"grid wide-panels\">{panels}</div>",
+        forest_legend(g)
+    )
+}
+
+/// One target's forest: a row per cell, its ratio and interval.
+fn forest_panel(target: &str, cells: &[&CellReport], delta: f64) -> String {
+    let labels: Vec<String> = cells
+        .iter()
+        .map(|c| format!("{} {} {}", c.suite, c.bench, short_case(c)))
+        .collect();
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let left = (longest as f64 * 6.2 + 14.0).clamp(120.0, 400.0);
+    let (right, top, row, width) = (16.0, 8.0, 15.0, 700.0);
+    let axis_y = top + row * cells.len() as f64 + 4.0;
+    let finite = |v: f64| v.is_finite() && v > 0.0;
+    // Ratios sit near 1: the axis spans the data and +-2 delta, not decades.
+    let (lo, hi) = cells
+        .iter()
+        .filter_map(|c| c.effect)
+        .flat_map(|e| [e.ratio, e.lo, e.hi])
+        .filter(|v| finite(*v))
+        .fold(
+            (1.0 / (1.0 + 2.0 * delta), 1.0 + 2.0 * delta),
+            |(a, b), v| (a.min(v), b.max(v)),
+        );
+    let x = Scale {
+        lo: lo / 1.02,
+        hi: hi * 1.02,
+        from: left,
+        to: width - right,
+        log: true,
+    };
+    let mut s = Svg::new(width, axis_y + 30.0);
+    let label = "head / base cost ratio (log; right is slower)";
+    s.x_axis_at(&x, &svg::ratio_ticks(x.lo, x.hi), axis_y, top, label);
+    s.rule(x.at(1.0), top, axis_y, "#333", Some("no change"));
+    s.rule(x.at(1.0 + delta), top, axis_y, "#c0392b", None);
+    s.rule(x.at(1.0 / (1.0 + delta)), top, axis_y, "#27ae60", None);
+    // An unbounded end of an interval runs to the panel's edge.
+    let at = |v: f64| match (finite(v), v <= 0.0) {
+        (true, _) => x.at(v.clamp(x.lo, x.hi)),
+        (false, true) => x.from,
+        (false, false) => x.to,
+    };
+    for (i, (c, label)) in cells.iter().zip(&labels).enumerate() {
+        let e = c.effect.expect("family cells have an effect");
+        let yc = top + row * i as f64 + row / 2.0;
+        let colour = verdict_colour(c.verdict);
+        let title = format!(
+            "{}: ratio {:.3} [{}, {}] at {:.0}%, p {:.2e}{}; {}",
+            render::cell_name(c),
+            e.ratio,
+            bound(e.lo),
+            bound(e.hi),
+            e.confidence * 100.0,
+            e.p,
+            e.p_holm
+                .map_or(String::new(), |h| format!(" (Holm {h:.2e})")),
+            c.verdict.name()
+        );
+        s.text(left - 6.0, yc + 3.5, "end", "label", label);
+        s.line((at(e.lo), yc), (at(e.hi), yc), colour, 2.0, &title);
+        s.circle(at(e.ratio), yc, 3.5, colour, &title);
     }
+    s.finish(&format!("forest plot {target}"))
+}
+
+/// The verdicts' colours and counts, and the dashed lines.
+fn forest_legend(g: &GateReport) -> String {
     let mut legend = String::from(r#"<ul class="legend">"#);
     for v in [
         Verdict::Regression,
@@ -239,17 +224,9 @@ fn forest(g: &GateReport) -> String {
     }
     legend.push_str(&format!(
         "<li>dashed: 1 + delta = {} and 1 / (1 + delta)</li></ul>",
-        1.0 + delta
+        1.0 + g.options.delta
     ));
-    format!(
-        "{legend}<div class=\"grid wide-panels\">{}</div>",
-        panels
-            .into_iter()
-            .map(|(c, s)| format!(
-                "<figure class=\"panel\"><figcaption>{c}</figcaption>{s}</figure>"
-            ))
-            .collect::<String>()
-    )
+    legend
 }
 
 fn bound(v: f64) -> String {
@@ -267,22 +244,6 @@ fn short_case(c: &CellReport) -> String {
         .map(|v| v.as_str().map_or(v.to_string(), str::to_string))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Ticks for a ratio axis between `lo` and `hi`: steps of 0.01 to 0.5.
-fn ratio_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let span = hi - lo;
-    let step = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
-        .into_iter()
-        .find(|s| span / s <= 8.0)
-        .unwrap_or(2.0);
-    let mut out = Vec::new();
-    let mut t = (lo / step).ceil() * step;
-    while t <= hi {
-        out.push((t * 100.0).round() / 100.0);
-        t += step;
-    }
-    out
 }
 
 /// Every `insns_per_op` cell: a row per (suite, bench, case), a column

@@ -163,6 +163,23 @@ fn nice_step(raw: f64) -> f64 {
     }
 }
 
+/// Ticks for a ratio axis between `lo` and `hi` (near 1): steps of 0.01
+/// to 1, at most eight of them, rounded to hundredths.
+pub fn ratio_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let span = hi - lo;
+    let step = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
+        .into_iter()
+        .find(|s| span / s <= 8.0)
+        .unwrap_or(2.0);
+    let mut out = Vec::new();
+    let mut t = (lo / step).ceil() * step;
+    while t <= hi {
+        out.push((t * 100.0).round() / 100.0);
+        t += step;
+    }
+    out
+}
+
 /// An SVG document being written; every mark takes its `<title>`.
 pub struct Svg {
     pub width: f64,
@@ -215,6 +232,15 @@ impl Svg {
         self.titled(open, title);
     }
 
+    /// A vertical line at `x` from `top` to `bottom`: solid with a title,
+    /// or dashed.
+    pub fn rule(&mut self, x: f64, top: f64, bottom: f64, stroke: &str, title: Option<&str>) {
+        match title {
+            Some(t) => self.line((x, top), (x, bottom), stroke, 1.0, t),
+            None => self.dashed(x, top, x, bottom, stroke),
+        }
+    }
+
     pub fn dashed(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str) {
         let _ = write!(
             self.body,
@@ -263,7 +289,13 @@ impl Svg {
 
     /// A horizontal axis at `y` with ticks and grid lines up to `top`.
     pub fn x_axis(&mut self, scale: &Scale, y: f64, top: f64, label: &str) {
-        for t in scale.ticks() {
+        self.x_axis_at(scale, &scale.ticks(), y, top, label);
+    }
+
+    /// [`Svg::x_axis`] with the ticks given (a ratio axis near 1 wants
+    /// steps of a few percent, not the scale's decades).
+    pub fn x_axis_at(&mut self, scale: &Scale, ticks: &[f64], y: f64, top: f64, label: &str) {
+        for &t in ticks {
             let x = scale.at(t);
             self.line((x, top), (x, y), "#e5e5e5", 1.0, "");
             self.text(x, y + 12.0, "middle", "tick", &num(t));
