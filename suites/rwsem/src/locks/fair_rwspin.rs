@@ -1,3 +1,6 @@
+//! Provenance: Brandenburg and Anderson's PF-T (below), as their paper's
+//! pseudo-code gives it, with 32-bit counters.
+//!
 //! A phase-fair ticket reader-writer spinlock (Brandenburg and Anderson's
 //! PF-T, "Spin-based reader-writer synchronization for multiprocessor
 //! real-time systems", 2010).

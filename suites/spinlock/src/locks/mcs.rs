@@ -1,5 +1,10 @@
 //! MCS queue lock (Mellor-Crummey and Scott).
 //!
+//! Provenance: "Algorithms for scalable synchronization on shared-memory
+//! multiprocessors" (Mellor-Crummey and Scott, 1991), as Linux's
+//! `kernel/locking/mcs_spinlock.h` writes it (v6.6): swap to enqueue,
+//! compare-exchange to unlock with no successor; the node is the caller's.
+//!
 //! Each waiter enqueues its own node with one swap on the tail and then
 //! spins on a flag in that node, which only its predecessor writes: every
 //! waiter spins on its own cache line, so a hand-over touches one remote

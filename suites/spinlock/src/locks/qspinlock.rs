@@ -1,5 +1,13 @@
 //! Linux's queued spinlock (kernel/locking/qspinlock.c), in user space.
 //!
+//! Provenance: the algorithm of Linux's `kernel/locking/qspinlock.c` and
+//! `include/asm-generic/qspinlock_types.h` as of v6.6 (Waiman Long and
+//! Peter Zijlstra; x86's spinlock since v4.2), with `_Q_PENDING_BITS == 8`.
+//! Changed for user space: CPUs are threads with a claimed node slot, four
+//! nesting levels are the per-thread node index, no paravirt hooks
+//! (`pv_wait`/`pv_kick`) and no lock statistics; a waiter spinning too
+//! long yields ([`super::Spin`]).
+//!
 //! The whole lock is one 32-bit word, as small as a ticket lock, yet waiters
 //! queue MCS-style, each spinning on its own node. The word holds
 //!

@@ -1,5 +1,9 @@
 //! Ticket lock: take a number, wait until it is served.
 //!
+//! Provenance: the ticket spinlock x86 Linux used from v2.6.25 until v4.2
+//! (`arch/x86/include/asm/spinlock.h`), `next` and `owner` as two 32-bit
+//! words rather than two halves of one; no paravirt slow path.
+//!
 //! One fetch-add hands out tickets, so waiters are served strictly in FIFO
 //! order (fair, no starvation) and unlock is a plain store by the owner. The
 //! price is that every waiter spins on the same `owner` word: each unlock
