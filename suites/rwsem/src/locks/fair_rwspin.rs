@@ -1,9 +1,9 @@
-//! Provenance: Brandenburg and Anderson's PF-T (below), as their paper's
-//! pseudo-code gives it, with 32-bit counters.
-//!
 //! A phase-fair ticket reader-writer spinlock (Brandenburg and Anderson's
 //! PF-T, "Spin-based reader-writer synchronization for multiprocessor
 //! real-time systems", 2010).
+//!
+//! Provenance: the paper's PF-T pseudo-code, with 32-bit counters and
+//! the spin-wait step of `crate::sync`.
 //!
 //! Why it is shaped so: it is the opposite design point to the kernel rwsem.
 //! It never sleeps and never lets anyone jump the queue: reader and writer
