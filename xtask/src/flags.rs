@@ -286,6 +286,10 @@ pub struct ReportArgs {
     /// Print the seeds' tables (seed 000 CAS/irq, 001 threads x locks, 002 rwsem, 003 stress)
     #[arg(long, conflicts_with_all = ["html", "history"])]
     pub tables: bool,
+    /// Print every lock operation's ordering footprint by instruction, per
+    /// target (the whole code of each operation, from its binary)
+    #[arg(long, conflicts_with_all = ["html", "history", "tables"])]
+    pub footprint: bool,
     /// Write the run's HTML report (inline SVG, no JavaScript) [default
     /// file: <run>/report.html]
     #[arg(long)]

@@ -89,11 +89,11 @@ pub fn sources_hash(root: &Path, features: &[String]) -> std::io::Result<String>
         let rel = f.strip_prefix(root).unwrap_or(f);
         all.extend_from_slice(rel.to_string_lossy().as_bytes());
         all.push(0);
-        all.extend_from_slice(crate::results::sha256(&std::fs::read(f)?).as_bytes());
+        all.extend_from_slice(crate::file::sha256(&std::fs::read(f)?).as_bytes());
         all.push(0);
     }
     all.extend_from_slice(features.join(",").as_bytes());
-    Ok(crate::results::sha256(&all))
+    Ok(crate::file::sha256(&all))
 }
 
 /// The workspace packages built for the targets, suites and harness.
@@ -155,9 +155,7 @@ fn changed_since_built(job: &Job, out_dir: &Path, suites: &[&str]) -> Vec<PathBu
         .filter_map(|s| {
             let path = out_dir.join(s);
             let want = recorded.get(*s)?;
-            let now = std::fs::read(&path)
-                .ok()
-                .map(|b| crate::results::sha256(&b));
+            let now = std::fs::read(&path).ok().map(|b| crate::file::sha256(&b));
             (now.as_ref() != Some(want)).then_some(path)
         })
         .collect()
@@ -323,10 +321,10 @@ fn keep(cache: &Path, built: &Path, suite: &str, kept: &Path) -> Result<Binary, 
     let bytes = std::fs::read(built).map_err(|e| BuildError::Around {
         what: format!("reading {}: {e}", built.display()),
     })?;
-    let sha256 = crate::results::sha256(&bytes);
+    let sha256 = crate::file::sha256(&bytes);
     let path = store_dir(cache).join(&sha256).join(suite);
     // An entry that no longer holds its content is replaced, never run.
-    let intact = std::fs::read(&path).is_ok_and(|b| crate::results::sha256(&b) == sha256);
+    let intact = std::fs::read(&path).is_ok_and(|b| crate::file::sha256(&b) == sha256);
     if !intact {
         let _ = std::fs::remove_file(&path);
         write_binary(&path, &bytes)?;

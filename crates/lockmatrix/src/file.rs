@@ -28,6 +28,15 @@ pub const BASELINE_LIMIT: u64 = 16 << 20;
 /// lockmatrix wrote it (its generator mark is in the first lines).
 pub const HEAD_LIMIT: u64 = 4096;
 
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Why a file could not be read or written.
 #[derive(Debug)]
 pub enum FileError {

@@ -24,6 +24,7 @@
 //! [`observe`] carries progress out to whoever shows it; [`host`] records
 //! the machine a run happened on; [`file`] writes files whole.
 
+pub mod acknowledge;
 pub mod build;
 pub mod cache;
 pub mod cells;
@@ -78,8 +79,12 @@ mod layers {
         ),
         ("policy.rs", &["results", "gate", "report", "matrix"]),
         ("results", &["gate", "report", "matrix"]),
-        ("footprint", &["gate", "report", "matrix"]),
-        ("model", &["gate", "report", "matrix"]),
+        ("footprint", &["results", "gate", "report", "matrix"]),
+        (
+            "acknowledge.rs",
+            &["protocol", "cells", "results", "gate", "report", "matrix"],
+        ),
+        ("model", &["results", "gate", "report", "matrix"]),
         ("matrix", &["gate", "report"]),
         ("gate", &["report", "matrix"]),
     ];

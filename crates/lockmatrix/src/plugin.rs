@@ -16,7 +16,7 @@ pub const API: &str = "v1";
 /// which speaks another version of the marker protocol.
 pub fn target_dir(root: &Path) -> Result<PathBuf, PluginError> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let key = crate::results::sha256(root.to_string_lossy().as_bytes());
+    let key = crate::file::sha256(root.to_string_lossy().as_bytes());
     let cache = crate::cache::dir()?;
     Ok(cache.join("plugin").join(&key[..16]))
 }

@@ -47,6 +47,8 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         root, &config, &selected, &suites, &opts, &prepared, &observer,
     )?;
     out!("{}", table::timings(&run));
+    out!("{}", table::footprints(&run));
+    out!("{}", table::models(&run));
     out!("{}", table::lock_crates(&run));
     outln!("\n{}", table::status(&run));
     outln!("{}", table::summary(&run));

@@ -112,6 +112,19 @@ pub fn gate_report(
         }
         (None, None, None) => Reference::stored(run, &root.join("baselines"))?,
     };
+    let mut reference = reference;
+    // Trailers between the baselines' commits and the run's acknowledge
+    // ordering changes against them (an --against run recorded its own).
+    for commit in reference.baseline_commits() {
+        let head = &run.host.lockmatrix_commit;
+        match lockmatrix::acknowledge::in_range(root, &commit, head) {
+            Ok(acks) => reference.acknowledge(acks),
+            Err(e) => errln!(
+                "warning: no Lockmatrix-Ordering trailers read since the baselines' commit {}: {e}",
+                lockmatrix::escape::prefix(&commit, 12)
+            ),
+        }
+    }
     evaluate(run, &reference, opts)
 }
 

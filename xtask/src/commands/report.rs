@@ -70,7 +70,13 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<bool> {
         out!("{}", seeds::render(&run));
         return Ok(true);
     }
+    if args.footprint {
+        out!("{}", table::footprint_detail(&run));
+        return Ok(true);
+    }
     out!("{}", table::timings(&run));
+    out!("{}", table::footprints(&run));
+    out!("{}", table::models(&run));
     out!("{}", table::lock_crates(&run));
     outln!("\n{}", table::status(&run));
     outln!("{}", table::summary(&run));

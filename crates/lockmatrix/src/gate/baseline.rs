@@ -47,8 +47,10 @@ use std::path::{Path, PathBuf};
 
 /// Version 2 added the testbed's `triple` and `counter_version`, which
 /// decide whether instruction counts compare; version 1 files are read,
-/// and their counts are incomparable until re-recorded.
-pub const FORMAT: u32 = 2;
+/// and their counts are incomparable until re-recorded. Version 3 added
+/// the ordering `footprint` (each operation's static footprint and each
+/// counted cell's executed one), which compares where counts do.
+pub const FORMAT: u32 = 3;
 const OLDEST_FORMAT: u32 = 1;
 
 /// What the cells were measured on. Timings compare only on the same
@@ -222,6 +224,9 @@ pub struct Baseline {
     /// When the samples were measured (the run's start, UTC).
     pub date: String,
     pub cells: Vec<BaselineCell>,
+    /// The ordering footprints (format 3; `None`: not recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<super::ordering::Footprints>,
 }
 
 /// `<baselines>/<target>/<suite>.json`. Target and suite are [`Name`]s, so
@@ -370,6 +375,9 @@ pub fn to_text(b: &Baseline) -> String {
     ));
     out.push_str(&format!("  \"commit\": {},\n", j(&b.commit)));
     out.push_str(&format!("  \"date\": {},\n", j(&b.date)));
+    if let Some(f) = &b.footprint {
+        footprint_text(f, &mut out);
+    }
     if cells.is_empty() {
         out.push_str("  \"cells\": []\n}\n");
         return out;
@@ -396,6 +404,24 @@ pub fn to_text(b: &Baseline) -> String {
     }
     out.push_str("  ]\n}\n");
     out
+}
+
+/// The footprint block: one operation or counted cell per line, so that
+/// an ordering change reads as one changed line in a diff.
+fn footprint_text(f: &super::ordering::Footprints, out: &mut String) {
+    fn list<T: Serialize>(name: &str, items: &[T], last: bool, out: &mut String) {
+        out.push_str(&format!("    \"{name}\": ["));
+        for (i, item) in items.iter().enumerate() {
+            out.push_str(if i == 0 { "\n" } else { ",\n" });
+            out.push_str(&format!("      {}", j(item)));
+        }
+        out.push_str(if items.is_empty() { "]" } else { "\n    ]" });
+        out.push_str(if last { "\n" } else { ",\n" });
+    }
+    out.push_str("  \"footprint\": {\n");
+    list("static", &f.ops, false, out);
+    list("executed", &f.executed, true, out);
+    out.push_str("  },\n");
 }
 
 /// Compact JSON of one field's value.
@@ -572,6 +598,7 @@ mod tests {
             },
             commit: "abc".into(),
             date: "2026-11-30T02:00:00Z".into(),
+            footprint: None,
             cells: vec![
                 BaselineCell {
                     bench: "z".into(),
@@ -630,6 +657,60 @@ mod tests {
         assert_eq!(back.testbed, variant.testbed);
     }
 
+    /// Format 3's footprint block reads back as written, one operation or
+    /// counted cell per line (a changed barrier is one changed line).
+    #[test]
+    fn gate_baseline_footprints_round_trip_one_per_line() {
+        use crate::footprint::{Class, Entry};
+        use crate::gate::ordering::{CellFootprint, Footprints, OpFootprint};
+        let mut b = sample_baseline();
+        fn entry<N>(class: Class, insn: &str, count: N) -> Entry<N> {
+            Entry {
+                class,
+                insn: insn.into(),
+                count,
+            }
+        }
+        b.footprint = Some(Footprints {
+            ops: vec![
+                OpFootprint {
+                    unit: "ticket".into(),
+                    op: "unlock".into(),
+                    entries: vec![entry(Class::FullBarrier, "lwsync", 1)],
+                },
+                OpFootprint {
+                    unit: "ticket".into(),
+                    op: "lock".into(),
+                    entries: vec![],
+                },
+            ],
+            executed: vec![CellFootprint {
+                bench: "lock_unlock".into(),
+                case: json!({"lock": "ticket", "threads": 1})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                entries: vec![entry(Class::OneWay, "stlr", 1.0)],
+            }],
+        });
+        let text = to_text(&b);
+        assert_eq!(
+            parse(&text, "x86_64", "atomic").unwrap().footprint,
+            b.footprint
+        );
+        let line = text.lines().find(|l| l.contains("\"unlock\"")).unwrap();
+        assert!(
+            line.contains("lwsync") && line.trim_end().ends_with("},"),
+            "{line}"
+        );
+        let empty = Baseline {
+            footprint: Some(Footprints::default()),
+            ..b
+        };
+        let back = parse(&to_text(&empty), "x86_64", "atomic").unwrap();
+        assert_eq!(back.footprint, empty.footprint);
+    }
+
     #[test]
     fn gate_baseline_read_errors_name_what_is_wrong() {
         let b = sample_baseline();
@@ -642,8 +723,8 @@ mod tests {
             err("{")
         );
         assert_eq!(
-            err(&good.replace("\"format\": 2", "\"format\": 3")),
-            "format 3: this xtask reads formats 1 to 2"
+            err(&good.replace(&format!("\"format\": {FORMAT}"), "\"format\": 99")),
+            format!("format 99: this xtask reads formats 1 to {FORMAT}")
         );
         assert!(err(&good.replace("\"commit\"", "\"comit\"")).contains("unknown field `comit`"));
         assert!(parse(&good, "x86_64", "spinlock").is_err());
@@ -729,7 +810,7 @@ mod tests {
         // Format 1 files came from protocol 1 suites, which printed a cost
         // they could not tell from zero as a negative time: read as null.
         let v1 = negative
-            .replace("\"format\": 2", "\"format\": 1")
+            .replace(&format!("\"format\": {FORMAT}"), "\"format\": 1")
             .replace("\"median\":0.30000000000000004,\"min\":0.30000000000000004,\"max\":0.30000000000000004", "\"median\":-0.3,\"min\":-0.3,\"max\":-0.3");
         let read = parse(&v1, "x86_64", "atomic").unwrap();
         assert_eq!(read.cells[0].samples, [None]);

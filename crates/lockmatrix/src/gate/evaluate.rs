@@ -27,7 +27,9 @@
 //! options; reading baseline files happens before ([`Reference::stored`]).
 
 use super::baseline::{self, Baseline, Testbed};
+use super::ordering::{self, Footprints, ModelGate, OrderingChange};
 use super::GateOptions;
+use crate::acknowledge::Acknowledgement;
 use crate::cells::{self, CellKey, RunCell, Summary};
 use crate::name::Name;
 use crate::policy::{self, Role};
@@ -59,12 +61,16 @@ pub enum Verdict {
     NotComparable,
     /// A new cell: no baseline to compare with.
     NoBaseline,
+    /// An instruction count whose executed ordering footprint changed:
+    /// never an improvement, gated by the ordering change itself.
+    OrderingChanged,
     Unchanged,
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 9] = [
+    pub const ALL: [Verdict; 10] = [
         Verdict::Regression,
+        Verdict::OrderingChanged,
         Verdict::PossibleRegression,
         Verdict::Improvement,
         Verdict::Advisory,
@@ -86,6 +92,7 @@ impl Verdict {
             Verdict::Incomparable => "incomparable",
             Verdict::NotComparable => "not_comparable",
             Verdict::NoBaseline => "no_baseline",
+            Verdict::OrderingChanged => "ordering_changed",
             Verdict::Unchanged => "unchanged",
         }
     }
@@ -192,6 +199,9 @@ pub enum Reference<'a> {
     Stored {
         dir: String,
         files: BTreeMap<(Name, Name), Option<Baseline>>,
+        /// The `Lockmatrix-Ordering:` trailers between the baselines'
+        /// commits and the run's ([`Reference::acknowledge`]).
+        acknowledged: Vec<Acknowledgement>,
     },
     /// The base revision's run, made in the same session with its rounds
     /// interleaved with the head's (`--against`): round `i` of a cell on
@@ -221,7 +231,35 @@ impl Reference<'_> {
         Ok(Reference::Stored {
             dir: dir.display().to_string(),
             files,
+            acknowledged: Vec::new(),
         })
+    }
+
+    /// The commits the stored baselines were recorded at, for reading the
+    /// trailers between them and the run's commit.
+    pub fn baseline_commits(&self) -> Vec<String> {
+        let Reference::Stored { files, .. } = self else {
+            return Vec::new();
+        };
+        let commits: std::collections::BTreeSet<String> =
+            files.values().flatten().map(|b| b.commit.clone()).collect();
+        commits.into_iter().collect()
+    }
+
+    /// Adds trailers read for stored baselines (an `--against` run carries
+    /// its own in `run.against`).
+    pub fn acknowledge(&mut self, acks: Vec<Acknowledgement>) {
+        if let Reference::Stored { acknowledged, .. } = self {
+            acknowledged.extend(acks);
+        }
+    }
+
+    /// The trailers that acknowledge ordering changes against it.
+    fn acknowledgements<'r>(&'r self, run: &'r Run) -> &'r [Acknowledgement] {
+        match self {
+            Reference::Stored { acknowledged, .. } => acknowledged,
+            Reference::Base(_) => run.against.as_ref().map_or(&[], |a| &a.acknowledged),
+        }
     }
 
     /// How reports name the reference.
@@ -300,14 +338,31 @@ pub struct GateReport {
     pub timing: TimingGate,
     /// Instruction counts compared exactly.
     pub counts_compared: usize,
+    /// Operations and counted cells whose ordering footprint was compared.
+    pub footprints_compared: usize,
+    /// Every footprint that differs from the reference's, acknowledged or
+    /// not (an unacknowledged one fails).
+    pub ordering: Vec<OrderingChange>,
+    /// The trailers found in the compared range.
+    pub acknowledgements: Vec<Acknowledgement>,
+    /// The loom model check of the run's locks.
+    pub models: ModelGate,
 }
 
 impl GateReport {
-    /// Whether the gate fails: a failed check, a problem or a regression.
+    /// Whether the gate fails: a failed check, a problem, a regression,
+    /// an unacknowledged ordering change or a violated (or unchecked) model.
     pub fn failed(&self) -> bool {
         !self.failed_checks.is_empty()
             || !self.problems.is_empty()
             || self.cells.iter().any(|c| c.verdict == Verdict::Regression)
+            || self.unacknowledged().next().is_some()
+            || self.models.failed()
+    }
+
+    /// Ordering changes no trailer acknowledges: each fails the gate.
+    pub fn unacknowledged(&self) -> impl Iterator<Item = &OrderingChange> {
+        self.ordering.iter().filter(|c| c.acknowledged.is_none())
     }
 
     pub fn count(&self, verdict: Verdict) -> usize {
@@ -331,6 +386,8 @@ struct SuiteReference {
     cells: BTreeMap<CellKey, RefCell>,
     testbed: Option<Testbed>,
     paired: bool,
+    /// Its ordering footprints, when it recorded them.
+    footprints: Option<Footprints>,
 }
 
 /// One reference cell: its values (in round order) and how to show it.
@@ -364,6 +421,10 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
             gated: false,
         },
         counts_compared: 0,
+        footprints_compared: 0,
+        ordering: Vec::new(),
+        acknowledgements: reference.acknowledgements(run).to_vec(),
+        models: ModelGate::of(run.models.as_ref()),
     };
     let mut pending = Vec::new();
     for t in &run.targets {
@@ -373,7 +434,8 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
             let Some(found) = reference_of(reference, t, s, &mut report) else {
                 continue;
             };
-            suite(t, s, &testbed, found, opts, &mut report, &mut pending);
+            let acks = reference.acknowledgements(run);
+            suite(t, s, &testbed, found, acks, opts, &mut report, &mut pending);
         }
     }
     correct(&mut report, &pending, opts);
@@ -447,6 +509,9 @@ fn reference_of(
                 cells,
                 testbed: bt.map(|b| Testbed::of(base, b)),
                 paired: true,
+                footprints: bt
+                    .zip(bs)
+                    .and_then(|(bt, bs)| Footprints::of(&bt.triple, bs)),
             })
         }
         Reference::Stored { files, .. } => match files.get(&(t.name.clone(), s.suite.clone())) {
@@ -466,11 +531,13 @@ fn reference_of(
                     .collect(),
                 testbed: Some(b.testbed.clone()),
                 paired: false,
+                footprints: b.footprint.clone(),
             }),
             _ => Some(SuiteReference {
                 cells: BTreeMap::new(),
                 testbed: None,
                 paired: false,
+                footprints: None,
             }),
         },
     }
@@ -509,11 +576,13 @@ fn target_status(t: &TargetResult, report: &mut GateReport) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn suite(
     t: &TargetResult,
     s: &SuiteRun,
     testbed: &Testbed,
     reference: SuiteReference,
+    acks: &[Acknowledgement],
     opts: &GateOptions,
     report: &mut GateReport,
     pending: &mut Vec<Pending>,
@@ -555,6 +624,7 @@ fn suite(
         .as_ref()
         .map(|b| b.count_differences(testbed))
         .unwrap_or_default();
+    let ordering = ordering_of(t, s, &reference, &count_differs, acks, report);
     for cell in &run_cells {
         let mut r = CellReport {
             target: t.name.clone(),
@@ -593,6 +663,11 @@ fn suite(
                 )
             {
                 report.counts_compared += 1;
+                // Fewer instructions because barriers left is no
+                // improvement: the ordering change decides.
+                if ordering.contains(&cell.key) {
+                    r.verdict = Verdict::OrderingChanged;
+                }
             }
         }
         report.cells.push(r);
@@ -617,6 +692,46 @@ fn suite(
             ),
         ));
     }
+}
+
+/// Compares the suite run's ordering footprints with the reference's,
+/// where counts compare (the same binary's code: same target, compiler and
+/// counting emulator); adds the changes to the report and returns the
+/// count cells whose executed footprint changed.
+fn ordering_of(
+    t: &TargetResult,
+    s: &SuiteRun,
+    reference: &SuiteReference,
+    count_differs: &[String],
+    acks: &[Acknowledgement],
+    report: &mut GateReport,
+) -> std::collections::BTreeSet<CellKey> {
+    let head = Footprints::of(&t.triple, s);
+    if let Some(e) = &s.footprint_error {
+        report.notes.push(item(
+            t,
+            Some(s),
+            format!("no static ordering footprint: {e}"),
+        ));
+    }
+    let (Some(head), Some(base)) = (head, &reference.footprints) else {
+        return Default::default();
+    };
+    if !count_differs.is_empty() {
+        report.notes.push(item(
+            t,
+            Some(s),
+            format!(
+                "ordering footprint not compared: {}",
+                count_differs.join("; ")
+            ),
+        ));
+        return Default::default();
+    }
+    let compared = ordering::compare(&t.name, &s.suite, &head, base, acks);
+    report.footprints_compared += compared.compared;
+    report.ordering.extend(compared.changes);
+    compared.changed_cells.into_iter().collect()
 }
 
 /// Sets the verdict of a cell that has a reference cell, unless it gates:

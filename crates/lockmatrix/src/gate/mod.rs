@@ -17,6 +17,7 @@
 
 pub mod baseline;
 pub mod evaluate;
+pub mod ordering;
 pub mod render;
 pub mod update;
 pub mod validate;

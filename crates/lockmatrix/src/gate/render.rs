@@ -15,11 +15,16 @@ impl GateReport {
     pub fn count_line(&self) -> String {
         let n = |v| self.count(v);
         format!(
-            "gate: {} timing cells and {} instruction counts compared, {} regressions, {} improvements, {} possible regressions, \
+            "gate: {} timing cells, {} instruction counts and {} ordering footprints compared, \
+             {} ordering changes ({} acknowledged), {} violated models, {} regressions, {} improvements, {} possible regressions, \
              {} advisory, {} underpowered, {} incomparable, {} new, {} not comparable, \
              {} failed checks, {} problems => {}",
             self.family,
             self.counts_compared,
+            self.footprints_compared,
+            self.ordering.len(),
+            self.ordering.len() - self.unacknowledged().count(),
+            self.models.violated.len(),
             n(Verdict::Regression),
             n(Verdict::Improvement),
             n(Verdict::PossibleRegression),
@@ -83,6 +88,68 @@ impl GateReport {
                 advisory,
             ),
         ]
+    }
+
+    /// The ordering findings, in report order: (title, explanation, lines,
+    /// whether they fail the gate). Violated models first (each with its
+    /// trace), then unacknowledged and acknowledged ordering changes, sorted
+    /// by lock so that one change reads across the targets.
+    fn ordering_sections(&self) -> Vec<(String, String, Vec<String>, bool)> {
+        let mut out = Vec::new();
+        let mut models: Vec<String> = Vec::new();
+        if let Some(e) = &self.models.error {
+            models.push(format!("the model check could not run: {e}"));
+        }
+        for v in &self.models.violated {
+            models.push(format!(
+                "{}/{} `{}`: {}",
+                v.suite, v.lock, v.model, v.failure
+            ));
+            models.extend(v.trace.iter().map(|l| format!("    {l}")));
+        }
+        out.push((
+            format!("Model check violated ({})", self.models.violated.len()),
+            "a lock broke its promise in some interleaving under the C11 memory model (loom): \
+             a bug on weakly ordered machines that no run under QEMU on an x86 host can show"
+                .into(),
+            models,
+            true,
+        ));
+        let mut changes: Vec<&super::ordering::OrderingChange> = self.ordering.iter().collect();
+        changes.sort_by(|a, b| {
+            (&a.unit, &a.suite, a.view, &a.what, &a.target)
+                .cmp(&(&b.unit, &b.suite, b.view, &b.what, &b.target))
+        });
+        let (acked, unacked): (Vec<_>, Vec<_>) =
+            changes.into_iter().partition(|c| c.acknowledged.is_some());
+        out.push((
+            format!("Ordering changed ({})", unacked.len()),
+            format!(
+                "the memory-ordering instructions of a lock operation differ from the reference's \
+                 (fewer or weaker barriers are never an improvement); if the change is meant, say so \
+                 with a `{}: <lock> <why>` trailer on a commit, or record it with `cargo xtask baseline update`",
+                crate::acknowledge::TRAILER
+            ),
+            unacked.iter().map(|c| c.line()).collect(),
+            true,
+        ));
+        out.push((
+            format!("Ordering changed, acknowledged ({})", acked.len()),
+            "intended by a trailer in the compared range: shown, never fails".into(),
+            acked
+                .iter()
+                .map(|c| {
+                    let ack = c
+                        .acknowledged
+                        .as_ref()
+                        .map(|a| a.describe())
+                        .unwrap_or_default();
+                    format!("{} [{ack}]", c.line())
+                })
+                .collect(),
+            false,
+        ));
+        out
     }
 
     /// Grouped sections: (title, explanation, lines).
@@ -197,6 +264,16 @@ impl GateReport {
             }
             out.push('\n');
         }
+        for (title, why, lines, _) in self.ordering_sections() {
+            if lines.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "{}: {why}", shout(&title));
+            for l in &lines {
+                let _ = writeln!(out, "  {l}");
+            }
+            out.push('\n');
+        }
         for (i, (title, why, cells)) in self.cell_sections().into_iter().enumerate() {
             if cells.is_empty() {
                 continue;
@@ -230,6 +307,7 @@ impl GateReport {
             out.push('\n');
         }
         let _ = writeln!(out, "{}", self.timing.line());
+        let _ = writeln!(out, "{}", self.models.line());
         out.push_str(&self.count_line());
         out.push('\n');
         out
@@ -243,18 +321,29 @@ impl GateReport {
         let mut b = Budget::new(max_bytes);
         let verdict = if self.failed() { "FAIL" } else { "PASS" };
         b.push(&format!(
-            "## lockmatrix gate: **{verdict}**\n\nrun `{}` against {}: delta {}, alpha {} (Holm across {} cells), fdr q {}\n\n{}\n\n",
+            "## lockmatrix gate: **{verdict}**\n\nrun `{}` against {}: delta {}, alpha {} (Holm across {} cells), fdr q {}\n\n{}\n\n{}\n\n",
             md(&self.run_id),
             md(&self.reference),
             pct(self.options.delta),
             self.options.alpha,
             self.family,
             self.options.fdr_q,
-            self.timing.line()
+            self.timing.line(),
+            md(&self.models.line())
         ));
         let mut counts = String::from("| | cells |\n|---|---:|\n");
         let _ = writeln!(counts, "| failed checks | {} |", self.failed_checks.len());
         let _ = writeln!(counts, "| problems | {} |", self.problems.len());
+        let _ = writeln!(
+            counts,
+            "| ordering changes (unacknowledged) | {} |",
+            self.unacknowledged().count()
+        );
+        let _ = writeln!(
+            counts,
+            "| violated models | {} |",
+            self.models.violated.len()
+        );
         for v in Verdict::ALL {
             let _ = writeln!(
                 counts,
@@ -293,6 +382,21 @@ impl GateReport {
                 rows,
                 "\n",
             );
+        }
+        for (title, why, lines, fails) in self.ordering_sections() {
+            if lines.is_empty() {
+                continue;
+            }
+            let rows = lines.into_iter().map(|l| format!("- {}\n", md(&l)));
+            if fails {
+                b.section(&format!("### {title}\n\n{why}\n\n"), rows, "\n");
+            } else {
+                b.section(
+                    &format!("<details><summary>{title}</summary>\n\n{why}\n\n"),
+                    rows,
+                    "\n</details>\n\n",
+                );
+            }
         }
         let table_head = format!(
             "| {} |\n|{}\n",
@@ -356,6 +460,14 @@ impl GateReport {
             .chain([
                 ("failed_checks".to_string(), json!(self.failed_checks.len())),
                 ("problems".to_string(), json!(self.problems.len())),
+                (
+                    "ordering_unacknowledged".to_string(),
+                    json!(self.unacknowledged().count()),
+                ),
+                (
+                    "models_violated".to_string(),
+                    json!(self.models.violated.len()),
+                ),
             ])
             .collect();
         json!({
@@ -366,6 +478,10 @@ impl GateReport {
             "paired": self.paired,
             "timing": self.timing,
             "counts_compared": self.counts_compared,
+            "footprints_compared": self.footprints_compared,
+            "ordering": self.ordering,
+            "acknowledgements": self.acknowledgements,
+            "models": self.models,
             "options": self.options,
             "family": self.family,
             "cell_alpha": self.cell_alpha,

@@ -99,6 +99,8 @@ pub(super) fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> Suit
     };
     SuiteRun {
         suite: suite.into(),
+        static_footprint: Vec::new(),
+        footprint_error: None,
         command: format!("./{suite}"),
         status,
         exit: Exit::Code(0),
@@ -157,6 +159,7 @@ pub(super) fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetR
 
 pub(super) fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
     Run {
+        models: None,
         format: crate::results::FORMAT_VERSION,
         run_id: "20261130T020000Z".into(),
         started: "2026-11-30T02:00:00Z".into(),
@@ -264,7 +267,9 @@ fn gate_a_20_percent_regression_in_one_native_cell_fails_and_is_named() {
     );
     assert!(text.trim_end().ends_with("=> FAIL"), "{text}");
     assert!(
-        text.contains("gate: 12 timing cells and 0 instruction counts compared, 1 regressions"),
+        text.contains(
+            "gate: 12 timing cells, 0 instruction counts and 0 ordering footprints compared"
+        ),
         "{text}"
     );
     let md = report.markdown(64 * 1024);
@@ -508,7 +513,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
     assert_eq!(lines, [format!("{}: 4 cells (new file)", path.display())]);
     let text = std::fs::read_to_string(&path).unwrap();
     let b: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(b["format"], 2);
+    assert_eq!(b["format"], 3);
     assert_eq!(b["testbed"]["cpu_model"], "Test CPU @ 2.0GHz");
     assert_eq!(b["testbed"]["triple"], "x86_64-unknown-linux-gnu");
     assert_eq!(b["testbed"]["emulator_version"], Value::Null);
@@ -900,7 +905,9 @@ fn gate_paired_counts_compare_exactly_and_only_the_family_gates_timing() {
         "{text}"
     );
     assert!(
-        text.contains("gate: 0 timing cells and 1 instruction counts compared, 1 regressions"),
+        text.contains(
+            "gate: 0 timing cells, 1 instruction counts and 0 ordering footprints compared"
+        ),
         "{text}"
     );
     // A native run with too few pairs says it cannot gate timing.
@@ -991,6 +998,7 @@ fn gate_any_numbers_on_either_side_end_quickly_and_never_panic() {
                 let stored = Reference::Stored {
                     dir: "mem".into(),
                     files: [(key, Some(file))].into_iter().collect(),
+                    acknowledged: Vec::new(),
                 };
                 let _ = evaluate(&head, &stored, &opts).map(|r| (r.markdown(64_000), r.json()));
                 let _ = tx.send(());
@@ -1037,4 +1045,124 @@ fn a_format_1_runs_non_positive_times_read_as_null_a_newer_runs_are_refused() {
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The ordering gate on a pair of runs whose ticket unlock lost its
+/// `lwsync` (executed and static): the count fell, yet the cell is
+/// `ordering_changed` and the gate fails, naming the change; a trailer
+/// naming the lock makes it pass and shows it; a violated model fails
+/// whatever the trailers say.
+#[test]
+fn gate_a_lost_barrier_is_an_ordering_change_never_an_improvement() {
+    use crate::footprint::{Class, Entry, StaticFootprint};
+    use crate::protocol::Executed;
+    let side = |barriers: u32| {
+        let mut count = cell(
+            "lock_unlock",
+            json!({"lock": "ticket", "threads": 1}),
+            vec![12.0 + 2.0 * barriers as f64],
+        );
+        count.metric = "insns_per_op";
+        count.gating = false;
+        let mut run = one_suite("powerpc64le", "qemu", "spinlock", &[count]);
+        let s = &mut run.targets[0].suites[0];
+        let mut per_op = std::collections::BTreeMap::new();
+        per_op.insert("lwarx r9,0,r3".to_string(), 1.0);
+        if barriers > 0 {
+            per_op.insert("lwsync".to_string(), barriers as f64);
+        }
+        s.executed.push(Executed {
+            suite: "spinlock".into(),
+            bench: "lock_unlock".into(),
+            case: json!({"lock": "ticket", "threads": 1})
+                .as_object()
+                .unwrap()
+                .clone(),
+            round: 0,
+            per_op,
+            entered: Default::default(),
+        });
+        let entries = (0..barriers.min(1))
+            .map(|_| Entry {
+                class: Class::FullBarrier,
+                insn: "lwsync".into(),
+                count: 1,
+            })
+            .collect();
+        s.static_footprint.push(crate::results::StaticOp {
+            unit: "ticket".into(),
+            op: "unlock".into(),
+            footprint: StaticFootprint {
+                entries,
+                followed: vec!["ticket_unlock".into()],
+                stopped: vec![],
+                indirect_calls: 0,
+                insns: 4,
+            },
+        });
+        run
+    };
+    let (base, mut head) = (side(2), side(0));
+    let report = paired(&head, &base);
+    let text = report.terminal();
+    assert!(report.failed(), "{text}");
+    assert_eq!(report.count(Verdict::Improvement), 0, "{text}");
+    assert_eq!(report.count(Verdict::OrderingChanged), 1, "{text}");
+    assert_eq!(report.footprints_compared, 2);
+    assert!(
+        text.contains("powerpc64le/spinlock ticket unlock (static): lwsync 1 -> 0"),
+        "{text}"
+    );
+    assert!(text.contains("lock_unlock [lock=ticket threads=1] (executed): lwsync 2 -> 0"));
+    // The same footprints compare equal.
+    assert!(paired(&base, &base).ordering.is_empty());
+
+    head.against = Some(crate::results::Against {
+        rev: "main".into(),
+        commit: "abc".into(),
+        acknowledged: vec![crate::acknowledge::Acknowledgement::parse(
+            "def",
+            "ticket weaker on purpose",
+        )],
+    });
+    let acked = paired(&head, &base);
+    let text = acked.terminal();
+    assert!(!acked.failed(), "{text}");
+    assert!(
+        text.contains("ORDERING CHANGED, ACKNOWLEDGED (2)"),
+        "{text}"
+    );
+    assert!(text.contains("[ticket (def): weaker on purpose]"), "{text}");
+    assert!(acked.markdown(64_000).contains("weaker on purpose"));
+
+    // A violated model is never acknowledged.
+    head.models = Some(crate::results::ModelRun {
+        results: vec![crate::model::ModelResult {
+            suite: "spinlock".into(),
+            lock: "ticket".into(),
+            model: "2 threads x 2 acquisitions".into(),
+            covers: "exclusion".into(),
+            ok: false,
+            interleavings: 3,
+            preemption_bound: 2,
+            secs: 0.1,
+            reached: Default::default(),
+            failure: Some("Causality violation".into()),
+            trace: vec!["thread 1 unlock".into()],
+            cached: false,
+        }],
+        unmodelled: vec![],
+        error: None,
+        build_secs: None,
+        secs: 0.1,
+    });
+    let violated = paired(&head, &base);
+    let text = violated.terminal();
+    assert!(violated.failed(), "{text}");
+    assert!(text.contains("MODEL CHECK VIOLATED (1)"), "{text}");
+    assert!(text.contains("spinlock/ticket `2 threads x 2 acquisitions`: Causality violation"));
+    assert!(
+        text.contains("models: 1 of 1 VIOLATED: spinlock/ticket"),
+        "{text}"
+    );
 }

@@ -147,6 +147,7 @@ pub fn baseline_of(run: &Run, t: &TargetResult, s: &SuiteRun, commit: &str) -> B
             .iter()
             .map(BaselineCell::from_run)
             .collect(),
+        footprint: super::ordering::Footprints::of(&t.triple, s),
     }
 }
 

@@ -8,6 +8,7 @@
 //! that need nothing installed), [`packages_needed`] (for the caller to
 //! install), [`run`].
 
+mod ordering;
 mod plan;
 mod site;
 mod worktree;
@@ -414,14 +415,19 @@ pub fn run(
         host: host::collect(root),
         insns_plugin: None,
         lock_crates: Default::default(),
+        models: None,
         against: opts
             .against
             .as_ref()
             .zip(prepared.base.as_ref())
-            .map(|(rev, w)| Against {
-                rev: rev.clone(),
-                commit: w.commit.clone(),
-            }),
+            .map(|(rev, w)| -> Result<Against> {
+                Ok(Against {
+                    rev: rev.clone(),
+                    commit: w.commit.clone(),
+                    acknowledged: crate::acknowledge::in_range(root, &w.commit, "HEAD")?,
+                })
+            })
+            .transpose()?,
         targets,
     };
     results::write(&dir, &run)?;
@@ -501,6 +507,27 @@ pub fn run(
         results::write(&dir, &run)?;
     }
     observer.event(Event::PhaseDone);
+
+    let sides = |results: &'_ mut [TargetResult], built: &'_ [Built]| {
+        let sides: Vec<ordering::Side> = results
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, result)| {
+                let j = job_of[i]?;
+                Some(ordering::Side {
+                    target: &selected[i].target,
+                    built: &built[j],
+                    result,
+                })
+            })
+            .collect();
+        ordering::static_footprints(sides, observer);
+    };
+    sides(&mut run.targets, &built);
+    if let (Some(b), Some(br)) = (&base_built, base_run.as_mut()) {
+        sides(&mut br.targets, b);
+    }
+    run.models = ordering::models(root, &names, &opts.features, observer);
 
     run.finished = Some(host::utc(host::now_secs()));
     run.lock_crates = results::lock_crates(&run, &root.join("Cargo.lock"));

@@ -111,10 +111,10 @@ pub fn key(
         all.push_str(&format!(
             "{}\0{}\0",
             rel.display(),
-            crate::results::sha256(&bytes)
+            crate::file::sha256(&bytes)
         ));
     }
-    Ok(crate::results::sha256(all.as_bytes()))
+    Ok(crate::file::sha256(all.as_bytes()))
 }
 
 fn path(key: &str) -> Result<PathBuf, ModelError> {

@@ -102,8 +102,8 @@ pub fn host_toolchain(root: &Path) -> Result<Toolchain, ModelError> {
 /// suites' model binaries name (std's and other crates' locks).
 pub fn unmodelled_elsewhere() -> Vec<Unmodelled> {
     vec![Unmodelled {
-        suite: "atomic".into(),
-        lock: "atomic primitives".into(),
+        suite: crate::name::known("atomic"),
+        lock: crate::name::known("primitives"),
         why: "not model-checked: the atomic suite's primitives are inline assembly, which loom cannot see; their ordering is what the instruction footprint gates".into(),
     }]
 }

@@ -3,6 +3,7 @@
 //! that contradicts itself, is reported, never guessed at.
 
 use super::ModelError;
+use crate::name::Name;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -10,8 +11,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelResult {
-    pub suite: String,
-    pub lock: String,
+    pub suite: Name,
+    pub lock: Name,
     /// The model's name, e.g. "2 threads x 2 acquisitions".
     pub model: String,
     /// What a pass shows.
@@ -42,8 +43,8 @@ pub struct ModelResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Unmodelled {
-    pub suite: String,
-    pub lock: String,
+    pub suite: Name,
+    pub lock: Name,
     pub why: String,
 }
 

@@ -196,6 +196,192 @@ pub fn timings(run: &Run) -> String {
     out
 }
 
+/// Per suite, each operation's static ordering footprint on every target
+/// as `full barriers/one-way/atomic RMW` instructions in its whole code:
+/// a column that differs from its neighbours is an ordering difference
+/// between architectures, a number that moves between runs is an ordering
+/// change (the gate names the instructions).
+pub fn footprints(run: &Run) -> String {
+    use crate::footprint::Class;
+    let mut out = String::new();
+    let mut suites: Vec<&str> = Vec::new();
+    for s in run.targets.iter().flat_map(|t| &t.suites) {
+        if !s.static_footprint.is_empty() && !suites.contains(&s.suite.as_str()) {
+            suites.push(&s.suite);
+        }
+    }
+    for suite in suites {
+        let columns: Vec<&str> = run
+            .targets
+            .iter()
+            .filter(|t| t.suites.iter().any(|s| s.suite == suite))
+            .map(|t| t.name.as_str())
+            .collect();
+        let mut ops: BTreeMap<(&str, &str), BTreeMap<&str, String>> = BTreeMap::new();
+        for t in &run.targets {
+            for s in t.suites.iter().filter(|s| s.suite == suite) {
+                for op in &s.static_footprint {
+                    let n = |c: Class| -> u32 {
+                        op.footprint
+                            .entries
+                            .iter()
+                            .filter(|e| e.class == c)
+                            .map(|e| e.count)
+                            .sum()
+                    };
+                    let text = format!(
+                        "{}/{}/{}",
+                        n(Class::FullBarrier),
+                        n(Class::OneWay),
+                        n(Class::AtomicRmw)
+                    );
+                    ops.entry((&op.unit, &op.op))
+                        .or_default()
+                        .insert(&t.name, text);
+                }
+            }
+        }
+        let header = ["unit", "op"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(columns.iter().map(|c| c.to_string()));
+        let mut rows = vec![header.collect::<Vec<_>>()];
+        for ((unit, op), per_target) in ops {
+            let mut row = vec![unit.to_string(), op.to_string()];
+            row.extend(
+                columns
+                    .iter()
+                    .map(|c| per_target.get(c).cloned().unwrap_or_else(|| "-".into())),
+            );
+            rows.push(row);
+        }
+        out.push_str(&format!(
+            "\n{suite}: ordering footprint per operation, whole code (full barriers/one-way/atomic RMW; exact, gated; `report --footprint` names them)\n{}",
+            render(&rows)
+        ));
+    }
+    out
+}
+
+/// Every operation's static ordering footprint by instruction, per target:
+/// `report --footprint`. One block per operation, one line per target,
+/// each ordering instruction with its class and count, and the functions
+/// whose code counted.
+pub fn footprint_detail(run: &Run) -> String {
+    let mut blocks: BTreeMap<(&str, &str, &str), Vec<Vec<String>>> = BTreeMap::new();
+    for t in &run.targets {
+        for s in &t.suites {
+            if let Some(e) = &s.footprint_error {
+                blocks
+                    .entry((&s.suite, "-", "-"))
+                    .or_default()
+                    .push(vec![t.name.to_string(), format!("no footprint: {e}")]);
+            }
+            for op in &s.static_footprint {
+                let insns: Vec<String> = op
+                    .footprint
+                    .entries
+                    .iter()
+                    .map(|e| format!("{} {} ({})", e.count, e.insn, e.class))
+                    .collect();
+                blocks
+                    .entry((&s.suite, &op.unit, &op.op))
+                    .or_default()
+                    .push(vec![
+                        t.name.to_string(),
+                        if insns.is_empty() {
+                            "none".into()
+                        } else {
+                            insns.join(", ")
+                        },
+                        op.footprint.followed.join(" "),
+                    ]);
+            }
+        }
+    }
+    let mut out = String::new();
+    for ((suite, unit, op), mut rows) in blocks {
+        rows.insert(
+            0,
+            ["target", "ordering instructions", "functions counted"]
+                .map(String::from)
+                .to_vec(),
+        );
+        out.push_str(&format!("\n{suite} {unit} {op}\n{}", render(&rows)));
+    }
+    if out.is_empty() {
+        out.push_str("this run has no static ordering footprint (a run from before format 6, or no suite printed probes)\n");
+    }
+    out
+}
+
+/// The loom model check: one row per lock, with the models run, the
+/// interleavings explored, the preemption bound and the time, or what
+/// was violated.
+pub fn models(run: &Run) -> String {
+    let Some(m) = &run.models else {
+        return String::new();
+    };
+    if let Some(e) = &m.error {
+        return format!("\nmodel check (loom): NOT CHECKED: {e}\n");
+    }
+    let mut locks: BTreeMap<(&str, &str), Vec<&crate::model::ModelResult>> = BTreeMap::new();
+    for r in &m.results {
+        locks.entry((&r.suite, &r.lock)).or_default().push(r);
+    }
+    let mut rows = vec![[
+        "model",
+        "suite",
+        "models",
+        "interleavings",
+        "bound",
+        "time",
+        "result",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for ((suite, lock), results) in &locks {
+        let bad: Vec<&str> = results
+            .iter()
+            .filter(|r| !r.ok)
+            .map(|r| r.model.as_str())
+            .collect();
+        let bounds: std::collections::BTreeSet<u32> =
+            results.iter().map(|r| r.preemption_bound).collect();
+        let bounds: Vec<String> = bounds.iter().map(u32::to_string).collect();
+        let cached = results.iter().all(|r| r.cached);
+        rows.push(vec![
+            lock.to_string(),
+            suite.to_string(),
+            results.len().to_string(),
+            results
+                .iter()
+                .map(|r| r.interleavings)
+                .sum::<u64>()
+                .to_string(),
+            bounds.join(","),
+            format!("{:.1}s", results.iter().map(|r| r.secs).sum::<f64>()),
+            match (bad.is_empty(), cached) {
+                (true, true) => "ok (cached: sources unchanged)".into(),
+                (true, false) => "ok".into(),
+                (false, _) => format!("VIOLATED: {}", bad.join("; ")),
+            },
+        ]);
+    }
+    let mut out = format!(
+        "\nmodel check under the C11 memory model (loom), on the host, {:.1}s:\n{}",
+        m.secs,
+        render(&rows)
+    );
+    for u in &m.unmodelled {
+        out.push_str(&format!(
+            "not model-checked: {}/{}: {}\n",
+            u.suite, u.lock, u.why
+        ));
+    }
+    out
+}
+
 /// Which crate and version each lock from outside this repository came
 /// from, e.g. `locks from other crates: parking_lot 0.12.5 (parking_lot_mutex,
 /// ...)`; empty when the run has none.

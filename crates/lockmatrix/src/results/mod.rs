@@ -21,8 +21,10 @@ use std::path::{Path, PathBuf};
 /// run's `lock_crates` and each target's `cpu`; version 5 the `pending`
 /// state, which a target has until its suites have all run. Older runs are
 /// still read, without those (an unfinished older run's `ok` targets read
-/// as pending: it recorded them ok before they ran).
-pub const FORMAT_VERSION: u32 = 5;
+/// as pending: it recorded them ok before they ran). Version 6 added each
+/// suite run's `static_footprint` (the ordering footprint of each lock
+/// operation's whole code) and the run's `models` (the loom model check).
+pub const FORMAT_VERSION: u32 = 6;
 const OLDEST_FORMAT: u32 = 1;
 
 mod status;
@@ -97,6 +99,9 @@ pub struct Run {
     /// "lockmatrix" aside), with the version Cargo.lock pinned.
     #[serde(default)]
     pub lock_crates: std::collections::BTreeMap<String, String>,
+    /// The loom model check (format 6; `None`: not checked in this run).
+    #[serde(default)]
+    pub models: Option<ModelRun>,
     pub targets: Vec<TargetResult>,
 }
 
@@ -107,6 +112,10 @@ pub struct Against {
     pub rev: String,
     /// The commit it named.
     pub commit: String,
+    /// The `Lockmatrix-Ordering:` trailers between it and the head
+    /// (format 6): the ordering changes they acknowledge pass the gate.
+    #[serde(default)]
+    pub acknowledged: Vec<crate::acknowledge::Acknowledgement>,
 }
 
 impl Run {
@@ -182,6 +191,31 @@ pub struct TargetResult {
     pub suites: Vec<SuiteRun>,
 }
 
+/// One operation's static ordering footprint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StaticOp {
+    /// The lock, or the atomic primitive.
+    pub unit: Name,
+    /// `lock`, `unlock`, `read_lock`, ... (`op` for a primitive).
+    pub op: Name,
+    #[serde(flatten)]
+    pub footprint: crate::footprint::StaticFootprint,
+}
+
+/// The loom model check of the run's locks, made once per run on the host
+/// from this tree's sources.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModelRun {
+    pub results: Vec<crate::model::ModelResult>,
+    pub unmodelled: Vec<crate::model::Unmodelled>,
+    /// Why the models could not be checked at all; `None` when they were.
+    pub error: Option<String>,
+    /// Seconds building them (`None`: every result from the cache).
+    pub build_secs: Option<f64>,
+    /// Seconds the check took in all.
+    pub secs: f64,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BadLine {
     pub line: usize,
@@ -212,6 +246,14 @@ pub struct SuiteRun {
     /// `footprint::static_footprint` reads the binary with them.
     #[serde(default)]
     pub probes: Option<Probes>,
+    /// The ordering footprint of each lock operation's (or primitive's)
+    /// whole code in the binary that ran (format 6).
+    #[serde(default)]
+    pub static_footprint: Vec<StaticOp>,
+    /// Why there is no static footprint though the suite printed probes
+    /// (objdump missing or failing).
+    #[serde(default)]
+    pub footprint_error: Option<String>,
     pub bad_lines: Vec<BadLine>,
     /// The last lines of stderr (all of it is in `<target>/<suite>.stderr`).
     pub stderr_tail: Vec<String>,
@@ -240,6 +282,8 @@ pub fn suite_run(
         checks: parsed.checks,
         executed: parsed.executed,
         probes: parsed.probes,
+        static_footprint: Vec::new(),
+        footprint_error: None,
         bad_lines: parsed
             .bad_lines
             .into_iter()
@@ -251,14 +295,7 @@ pub fn suite_run(
     }
 }
 
-/// Lower-case hex SHA-256 of `bytes`.
-pub fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use crate::file::sha256;
 
 /// Makes sure runs can be written under `results` before anything is
 /// built: it is (or can be made) a directory we can create entries in.

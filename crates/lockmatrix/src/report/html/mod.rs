@@ -224,6 +224,7 @@ mod tests {
         head.against = Some(crate::results::Against {
             rev: "HEAD~1".into(),
             commit: "abc".into(),
+            acknowledged: Vec::new(),
         });
         let g = evaluate(&head, &Reference::Base(&base), &GateOptions::default()).unwrap();
         let html = render(&head, Some(&g));
