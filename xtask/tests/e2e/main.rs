@@ -10,6 +10,7 @@
 
 mod common;
 mod lab;
+mod scratch;
 
 mod against;
 mod bad_input;
@@ -19,5 +20,6 @@ mod hostile_config;
 mod html;
 mod insns;
 mod matrix;
+mod ordering;
 mod ssh;
 mod validate_gate;
