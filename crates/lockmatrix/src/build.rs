@@ -377,8 +377,13 @@ fn locked_build(
     let _lock = lock_dir(&target_dir(job)).map_err(|e| BuildError::Around {
         what: e.to_string(),
     })?;
-    forget_other_sources(root, job, sources)?;
     let (mut cmd, out_dir) = command(root, job, suites, features);
+    let key = build_key(&cmd, sources, job);
+    let kept = tree.bins.join(&job.target.name);
+    if let Some(done) = built_before(&job.cache, &key, suites, &kept, observer)? {
+        return Ok(done);
+    }
+    forget_other_sources(root, job, sources)?;
     let changed = changed_since_built(job, &out_dir, suites);
     if !changed.is_empty() {
         let shown: Vec<String> = changed.iter().map(|p| p.display().to_string()).collect();
@@ -419,9 +424,93 @@ fn locked_build(
         .iter()
         .map(|(s, b)| format!("{s} {}\n", b.sha256))
         .collect();
-    let _ = std::fs::write(target_dir(job).join("lockmatrix-binaries"), record);
+    let _ = std::fs::write(target_dir(job).join("lockmatrix-binaries"), &record);
     let _ = std::fs::write(target_dir(job).join("lockmatrix-sources"), sources);
+    let builds = builds_dir(&job.cache);
+    if std::fs::create_dir_all(&builds).is_ok() {
+        let _ = crate::file::replace(&builds.join(&key), &record);
+    }
     Ok(kept)
+}
+
+/// Where each build's binaries are recorded by [`build_key`]: one file
+/// per key, `suite sha256` lines naming entries of the store.
+fn builds_dir(cache: &Path) -> PathBuf {
+    cache.join("built")
+}
+
+/// Everything that decides what a build produces: the suite sources'
+/// hash, the toolchain's version, and the cargo command with the
+/// environment it sets (toolchain, linker, target, codegen flags, suites,
+/// features). Not the tree's path: two checkouts of one commit (a clone
+/// and an `--against` worktree) build the same binaries.
+fn build_key(cmd: &Command, sources: &str, job: &Job) -> String {
+    let mut all = format!(
+        "{sources}\0{}\0{:?}\0",
+        job.toolchain.version(),
+        cmd.get_program()
+    );
+    for a in cmd.get_args() {
+        all.push_str(&format!("{a:?}\0"));
+    }
+    let mut envs: Vec<_> = cmd.get_envs().collect();
+    envs.sort();
+    for (k, v) in envs {
+        all.push_str(&format!("{k:?}={v:?}\0"));
+    }
+    crate::file::sha256(all.as_bytes())
+}
+
+/// The binaries a build with this `key` produced before, when the store
+/// still holds every one intact: copied to `kept` as a fresh build's are,
+/// and cargo is not run at all (it would rebuild whenever another tree
+/// was built last in the target dir). `None`: build.
+fn built_before(
+    cache: &Path,
+    key: &str,
+    suites: &[&str],
+    kept: &Path,
+    observer: &dyn Observer,
+) -> Result<Option<BTreeMap<String, Binary>>, BuildError> {
+    let Ok(record) = std::fs::read_to_string(builds_dir(cache).join(key)) else {
+        return Ok(None);
+    };
+    let recorded: BTreeMap<&str, &str> = record.lines().filter_map(|l| l.split_once(' ')).collect();
+    let mut found = Vec::new();
+    for s in suites {
+        let Some(sha256) = recorded.get(s) else {
+            return Ok(None);
+        };
+        let path = store_dir(cache).join(sha256).join(s);
+        match std::fs::read(&path) {
+            Ok(bytes) if crate::file::sha256(&bytes) == *sha256 => found.push((s, bytes, path)),
+            Ok(_) => {
+                // Never run: rebuilt, and the store entry rewritten.
+                observer.event(Event::Warning(&format!(
+                    "{}: changed since it was built (sha256 differs from the build's record): rebuilding",
+                    path.display()
+                )));
+                let _ = std::fs::remove_file(&path);
+                return Ok(None);
+            }
+            // Pruned: build again.
+            Err(_) => return Ok(None),
+        }
+    }
+    let mut binaries = BTreeMap::new();
+    for (s, bytes, path) in found {
+        let to = kept.join(s);
+        let _ = std::fs::remove_file(&to);
+        write_binary(&to, &bytes)?;
+        if let Some(dir) = path.parent() {
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.set_modified(std::time::SystemTime::now());
+            }
+        }
+        let sha256 = crate::file::sha256(&bytes);
+        binaries.insert(s.to_string(), Binary { path, sha256 });
+    }
+    Ok(Some(binaries))
 }
 
 /// Targets built at once: both cores stay busy through the single-crate

@@ -1115,18 +1115,38 @@ fn a_changed_cached_binary_is_rebuilt_and_named_never_run() {
     };
     let first = run(&lab);
     assert!(first.status.success(), "{}", text(&first));
+    // Cargo's output, and the store entry that runs (read-only: made
+    // writable first, as someone with the cache would).
     let built = lab
         .cache
         .join("target/x86_64-unknown-linux-gnu/x86_64-unknown-linux-gnu/release/atomic");
-    let bytes = std::fs::read(&built).unwrap();
-    std::fs::write(&built, &bytes[..bytes.len() / 2]).unwrap();
+    let sha = read_json(&newest(&lab.results).join("run.json"))["targets"][0]["binaries"]["atomic"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let stored = lab.cache.join("bin").join(&sha).join("atomic");
+    for f in [&built, &stored] {
+        use std::os::unix::fs::PermissionsExt;
+        let bytes = std::fs::read(f).unwrap();
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(f, &bytes[..bytes.len() / 2]).unwrap();
+    }
     let second = run(&lab);
     assert!(second.status.success(), "{}", text(&second));
-    says(
-        &second,
-        &format!("warning: {}: changed since it was built", built.display()),
+    for f in [&built, &stored] {
+        says(
+            &second,
+            &format!("warning: {}: changed since it was built", f.display()),
+        );
+    }
+    let ran = read_json(&newest(&lab.results).join("run.json"))["targets"][0]["binaries"]["atomic"]
+        .clone();
+    assert_eq!(
+        ran,
+        Value::from(sha.as_str()),
+        "the rebuilt binary is the recorded one"
     );
-    assert_eq!(std::fs::read(&built).unwrap().len(), bytes.len());
+    assert_eq!(sha256_hex(&std::fs::read(&stored).unwrap()), sha);
 }
 
 #[test]
