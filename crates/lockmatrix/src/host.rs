@@ -13,6 +13,20 @@ pub struct Host {
     pub os: String,
     pub lockmatrix_commit: String,
     pub lockmatrix_dirty: bool,
+    /// Which machine this is ([`machine`]): two VMs of one CPU model are
+    /// two testbeds. `None` in runs from before it was recorded.
+    #[serde(default)]
+    pub machine: Option<String>,
+}
+
+/// A machine's identity from its `/etc/machine-id` (`text`): a hash of it,
+/// as systemd asks of anything that shows the id outside the machine. A
+/// fresh CI VM has a new one, a self-hosted runner keeps its own.
+pub fn machine(text: &str) -> Option<String> {
+    let id = text.trim();
+    (!id.is_empty()).then(|| {
+        crate::file::sha256(format!("lockmatrix machine {id}").as_bytes())[..16].to_string()
+    })
 }
 
 fn first_line_with(path: &str, key: &str) -> Option<String> {
@@ -54,6 +68,9 @@ pub fn collect(root: &Path) -> Host {
         lockmatrix_commit: git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into()),
         lockmatrix_dirty: git(&["status", "--porcelain", "--untracked-files=no"])
             .is_some_and(|s| !s.is_empty()),
+        machine: std::fs::read_to_string("/etc/machine-id")
+            .ok()
+            .and_then(|t| machine(&t)),
     }
 }
 
@@ -87,6 +104,17 @@ pub fn now_secs() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_machine_is_named_by_a_hash_of_its_id_never_the_id() {
+        let id = "4f1c2a0b8e9d47c6a5b3d2e1f0a9b8c7\n";
+        let m = machine(id).unwrap();
+        assert_eq!(m.len(), 16);
+        assert!(!id.contains(&m));
+        assert_eq!(machine(id), Some(m.clone()));
+        assert_ne!(machine("5f1c2a0b8e9d47c6a5b3d2e1f0a9b8c7"), Some(m));
+        assert_eq!(machine(" \n"), None);
+    }
 
     #[test]
     fn formats_utc_dates() {

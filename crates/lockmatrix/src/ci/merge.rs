@@ -104,6 +104,10 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
             .extend(run.targets.iter().cloned().map(|mut t| {
                 t.cpu_model
                     .get_or_insert_with(|| run.host.cpu_model.clone());
+                if t.machine.is_none() {
+                    t.machine = run.host.machine.clone();
+                    t.kernel = Some(run.host.kernel.clone());
+                }
                 t
             }));
     }

@@ -75,6 +75,13 @@ pub struct Testbed {
     /// target chose them (a variant): `-cpu neoverse-n1; -C ...`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_choice: Option<String>,
+    /// The machine the timings were measured on (`host::machine`) and its
+    /// kernel: two VMs of one CPU model differ by more than a delta, so
+    /// timings compare only on the same machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
 }
 
 /// `7.2` from `qemu-aarch64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b2)`:
@@ -106,6 +113,15 @@ impl Testbed {
                 .or_else(|| emulator_version.clone()),
             emulator_version,
             cpu_choice: target.cpu.as_ref().map(|c| c.describe()),
+            machine: target.machine.clone().or_else(|| {
+                (target.runner != RunnerKind::Ssh)
+                    .then(|| run.host.machine.clone())
+                    .flatten()
+            }),
+            kernel: target
+                .kernel
+                .clone()
+                .or_else(|| (target.runner != RunnerKind::Ssh).then(|| run.host.kernel.clone())),
         }
     }
 
@@ -149,6 +165,7 @@ impl Testbed {
     /// entry per field: ``cpu_model: baseline `A`, run `B` ``.
     pub fn differences(&self, run: &Testbed) -> Vec<String> {
         let show = |v: &Option<String>| v.as_deref().unwrap_or("none").to_string();
+        let recorded = |v: &Option<String>| v.as_deref().unwrap_or("not recorded").to_string();
         let fields = [
             (
                 "runner",
@@ -167,6 +184,8 @@ impl Testbed {
                 show(&run.compiler_version),
             ),
             ("cpu choice", show(&self.cpu_choice), show(&run.cpu_choice)),
+            ("machine", recorded(&self.machine), recorded(&run.machine)),
+            ("kernel", recorded(&self.kernel), recorded(&run.kernel)),
         ];
         fields
             .into_iter()
@@ -595,6 +614,8 @@ mod tests {
                     "qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b2)".into(),
                 ),
                 cpu_choice: None,
+                machine: Some("0123456789abcdef".into()),
+                kernel: Some("6.1.0-41-cloud-amd64".into()),
             },
             commit: "abc".into(),
             date: "2026-11-30T02:00:00Z".into(),
@@ -749,6 +770,24 @@ mod tests {
                 "cpu_model: baseline `Some \"quoted\" CPU`, run `Other`",
                 "emulator: baseline `none`, run `qemu 8`"
             ]
+        );
+        // Another VM of the same CPU model, kernel and compiler is another
+        // testbed for timings, and the same one for counts; a baseline
+        // that never recorded its machine compares with no machine.
+        let mut vm = a.clone();
+        vm.machine = Some("fedcba9876543210".into());
+        assert_eq!(
+            a.differences(&vm),
+            ["machine: baseline `0123456789abcdef`, run `fedcba9876543210`"]
+        );
+        assert!(a.count_differences(&vm).is_empty());
+        let old = Testbed {
+            machine: None,
+            ..a.clone()
+        };
+        assert_eq!(
+            old.differences(&a),
+            ["machine: baseline `not recorded`, run `0123456789abcdef`"]
         );
     }
 

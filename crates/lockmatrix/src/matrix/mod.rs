@@ -139,6 +139,8 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
         run_secs: None,
         insns_tolerance: t.insns_tolerance,
         cpu_model: None,
+        machine: None,
+        kernel: None,
         sources_sha256: None,
         binaries: BTreeMap::new(),
         suites: Vec::new(),
@@ -475,6 +477,8 @@ pub fn run(
                 match ssh::Remote::open(host, &key) {
                     Ok(r) => {
                         result.cpu_model = r.cpu_model();
+                        result.machine = r.machine();
+                        result.kernel = r.kernel();
                         Some(r)
                     }
                     Err(message) => {

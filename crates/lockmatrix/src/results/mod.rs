@@ -181,6 +181,12 @@ pub struct TargetResult {
     /// host's, or a CI job's in a merged run.
     #[serde(default)]
     pub cpu_model: Option<String>,
+    /// The machine and kernel the suites ran on, where that is not the
+    /// run's host (`host::machine` of an ssh host's `/etc/machine-id`).
+    #[serde(default)]
+    pub machine: Option<String>,
+    #[serde(default)]
+    pub kernel: Option<String>,
     /// SHA-256 of the suite sources the binaries were built from
     /// (`build::sources_hash`).
     #[serde(default)]

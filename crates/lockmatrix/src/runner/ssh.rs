@@ -178,6 +178,19 @@ impl Remote {
         })
     }
 
+    /// The remote host's identity ([`crate::host::machine`]).
+    pub fn machine(&self) -> Option<String> {
+        let out = self.ssh().args(["cat", "/etc/machine-id"]).output().ok()?;
+        crate::host::machine(&String::from_utf8_lossy(&out.stdout))
+    }
+
+    /// The remote host's kernel release.
+    pub fn kernel(&self) -> Option<String> {
+        let out = self.ssh().args(["uname", "-r"]).output().ok()?;
+        let k = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !k.is_empty()).then_some(k)
+    }
+
     /// The remote shell command that runs `name` with a timeout and reports
     /// how it ended on a marker line, since ssh folds signals into 255.
     fn remote_command(&self, name: &str, args: &[String], timeout: Duration) -> String {
