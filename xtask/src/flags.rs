@@ -52,6 +52,10 @@ pub struct GateArgs {
     /// Also write a pull-request comment (Markdown, at most 64 KB, details collapsed; `-`: standard output)
     #[arg(long)]
     pub pr_comment: Option<PathBuf>,
+    /// Exit 1 when the verdict is NOT GATED (some count or timing-family
+    /// cell could not be compared here), not only on a regression
+    #[arg(long)]
+    pub require_gate: bool,
 }
 
 impl GateArgs {

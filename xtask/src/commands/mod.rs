@@ -156,5 +156,10 @@ pub fn gate_run(
     if let Some(d) = &outputs.pr_comment {
         d.write(&report.markdown(64_000))?;
     }
-    Ok(!report.failed())
+    use lockmatrix::gate::verdict::Outcome;
+    Ok(match report.outcome() {
+        Outcome::Pass => true,
+        Outcome::NotGated => !args.require_gate,
+        Outcome::Fail => false,
+    })
 }

@@ -150,12 +150,17 @@ fn against_head_on_an_unchanged_tree_passes() {
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("=> PASS") && stdout.contains("0 new"),
+        stdout.contains("=> NOT GATED") && stdout.contains("0 new"),
         "{stdout}"
     );
-    // Six pairs cannot reach Holm's level: the report says so.
+    // Six pairs cannot reach Holm's level: the report says so, and the
+    // verdict is NOT GATED, never a bare PASS.
     assert!(
         stdout.contains("timing not gated: 6 rounds cannot reach"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("6 rounds cannot reach Holm's level: record more with --rounds"),
         "{stdout}"
     );
     let run = std::fs::read_dir(&dir)
@@ -178,6 +183,12 @@ fn against_head_on_an_unchanged_tree_passes() {
             .collect();
         assert_eq!(rounds.len(), 6, "{file}");
     }
+    // --require-gate turns NOT GATED into a failure (exit 1).
+    let strict = xtask(&["gate", s(&run), "--require-gate"]);
+    assert_eq!(strict.status.code(), Some(1), "{}", text(&strict));
+    assert!(text(&strict).contains("NOT GATED: "), "{}", text(&strict));
+    let lenient = xtask(&["gate", s(&run)]);
+    assert_eq!(lenient.status.code(), Some(0), "{}", text(&lenient));
     let out = xtask(&[
         "matrix",
         "--no-install",

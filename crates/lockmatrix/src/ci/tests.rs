@@ -564,7 +564,7 @@ fn pull_requests_run_against_their_base_with_the_whole_history() {
     let workflow = yaml(file(&files, "lockmatrix.yml"));
     let steps = steps_text(&jobs_of(&workflow)[&Value::from("target-aarch64")]);
     assert!(
-        steps.contains("BASE: ${{ github.event.pull_request.base.sha }}")
+        steps.contains("BASE: ${{ github.event.pull_request.base.sha || github.event.before }}")
             && steps.contains("cargo xtask matrix --targets aarch64 --against \"$BASE\" --no-gate --results results"),
         "{steps}"
     );
@@ -702,7 +702,7 @@ fn gate_step_merges_the_runs_in_target_order_and_notes_the_missing_ones() {
     assert_eq!(
         read(dir.join("cargo.log")),
         "xtask ci merge downloads/results-x86_64/20300101T000000Z downloads/results-aarch64/20300101T000000Z --out merged\n\
-         xtask gate merged --markdown ".to_string()
+         xtask gate merged --require-gate --markdown ".to_string()
             + summary.to_str().unwrap()
             + " --pr-comment gate-comment.md --json gate.json\n\
                xtask report --html merged -o lockmatrix-report.html\n"

@@ -475,8 +475,13 @@ pub fn remove_stale_temps(baselines: &Path) -> Vec<PathBuf> {
 
 /// One `baseline update` at a time per baselines directory, across
 /// processes: an exclusive advisory lock on the directory itself, held
-/// until dropped. A second update gets [`Busy`] at once, not a wait.
+/// until dropped. A second update waits [`LOCK_WAIT`] for it, then gets
+/// [`Busy`].
 pub struct UpdateLock(#[allow(dead_code)] std::fs::File);
+
+/// How long a second `baseline update` waits for the first before it is
+/// refused.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Another process holds the [`UpdateLock`].
 #[derive(Debug)]
@@ -486,8 +491,9 @@ impl std::fmt::Display for Busy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}: another `baseline update` is writing these baselines; run this one when it has finished",
-            self.0.display()
+            "{}: another `baseline update` is writing these baselines (waited {} s); run this one when it has finished",
+            self.0.display(),
+            LOCK_WAIT.as_secs()
         )
     }
 }
@@ -501,15 +507,24 @@ impl UpdateLock {
             .with_context(|| format!("creating {}", baselines.display()))?;
         let dir = std::fs::File::open(baselines)
             .with_context(|| format!("{}: cannot open", baselines.display()))?;
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        // A short wait first: an update takes well under a second, and a
+        // child process forked by this one may hold a copy of a descriptor
+        // just dropped until it executes its program.
+        let deadline = std::time::Instant::now() + LOCK_WAIT;
+        loop {
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(UpdateLock(dir));
+            }
             let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                bail!("{}: cannot lock: {e}", baselines.display());
+            }
+            if std::time::Instant::now() >= deadline {
                 return Err(Busy(baselines.to_path_buf()).into());
             }
-            bail!("{}: cannot lock: {e}", baselines.display());
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        Ok(UpdateLock(dir))
     }
 }
 

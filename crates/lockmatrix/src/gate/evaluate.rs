@@ -338,6 +338,12 @@ pub struct GateReport {
     pub timing: TimingGate,
     /// Instruction counts compared exactly.
     pub counts_compared: usize,
+    /// Instruction counts that have a reference cell: all of them should
+    /// be compared ([`GateReport::outcome`]).
+    pub counts_with_reference: usize,
+    /// Cells of a suite's timing family measured on real hardware, with a
+    /// reference or not: the timings that could gate here.
+    pub family_present: usize,
     /// Operations and counted cells whose ordering footprint was compared.
     pub footprints_compared: usize,
     /// Every footprint that differs from the reference's, acknowledged or
@@ -421,6 +427,8 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
             gated: false,
         },
         counts_compared: 0,
+        counts_with_reference: 0,
+        family_present: 0,
         footprints_compared: 0,
         ordering: Vec::new(),
         acknowledgements: reference.acknowledgements(run).to_vec(),
@@ -643,7 +651,13 @@ fn suite(
             rounds_needed: None,
             note: None,
         };
+        if policy::role(cell.kind(), t.runner, cell.gating) == Role::Family {
+            report.family_present += 1;
+        }
         if let Some(rc) = reference.cells.get(&cell.key) {
+            if cell.kind().exact() {
+                report.counts_with_reference += 1;
+            }
             let differs = if cell.kind().exact() {
                 &count_differs
             } else {

@@ -21,6 +21,7 @@ pub mod ordering;
 pub mod render;
 pub mod update;
 pub mod validate;
+pub mod verdict;
 
 #[cfg(test)]
 mod tests;

@@ -35,7 +35,7 @@ impl GateReport {
             n(Verdict::NotComparable),
             self.failed_checks.len(),
             self.problems.len(),
-            if self.failed() { "FAIL" } else { "PASS" }
+            self.outcome().word()
         )
     }
 
@@ -310,6 +310,8 @@ impl GateReport {
         let _ = writeln!(out, "{}", self.models.line());
         out.push_str(&self.count_line());
         out.push('\n');
+        out.push_str(&self.verdict_line());
+        out.push('\n');
         out
     }
 
@@ -319,7 +321,7 @@ impl GateReport {
     /// at most `max_bytes` bytes, with a note saying so.
     pub fn markdown(&self, max_bytes: usize) -> String {
         let mut b = Budget::new(max_bytes);
-        let verdict = if self.failed() { "FAIL" } else { "PASS" };
+        let verdict = self.outcome().word();
         b.push(&format!(
             "## lockmatrix gate: **{verdict}**\n\nrun `{}` against {}: delta {}, alpha {} (Holm across {} cells), fdr q {}\n\n{}\n\n{}\n\n",
             md(&self.run_id),
@@ -448,7 +450,10 @@ impl GateReport {
                 "\n</details>\n\n",
             );
         }
-        b.push(&format!("`{}`\n", self.count_line()));
+        b.push(&format!("`{}`\n\n", self.count_line()));
+        for line in self.verdict_line().lines() {
+            b.push(&format!("{}\n\n", md(line)));
+        }
         b.finish()
     }
 
@@ -471,8 +476,12 @@ impl GateReport {
             ])
             .collect();
         json!({
-            "result": if self.failed() { "fail" } else { "pass" },
+            "result": self.outcome().name(),
             "failed": self.failed(),
+            "verdict": self.verdict_line(),
+            "not_gated": self.not_gated(),
+            "counts_with_reference": self.counts_with_reference,
+            "family_present": self.family_present,
             "run_id": self.run_id,
             "reference": self.reference,
             "paired": self.paired,

@@ -197,6 +197,10 @@ pub(super) fn one_suite(target_name: &str, runner: &str, suite: &str, cells: &[C
     )])
 }
 
+fn last_line(text: &str) -> &str {
+    text.trim_end().lines().last().unwrap_or_default()
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lockmatrix-gate-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -268,7 +272,8 @@ fn gate_a_20_percent_regression_in_one_native_cell_fails_and_is_named() {
         text.contains("x86_64/atomic  single_thread  op=op007  ticks_per_op"),
         "{text}"
     );
-    assert!(text.trim_end().ends_with("=> FAIL"), "{text}");
+    assert!(last_line(&text).starts_with("FAIL: "), "{text}");
+    assert!(text.contains("problems => FAIL"), "{text}");
     assert!(
         text.contains(
             "gate: 12 timing cells, 0 instruction counts and 0 ordering footprints compared"
@@ -313,7 +318,7 @@ fn gate_identical_samples_pass() {
     for c in &report.cells {
         assert_eq!(c.effect.unwrap().ratio, 1.0);
     }
-    assert!(report.terminal().trim_end().ends_with("=> PASS"));
+    assert!(last_line(&report.terminal()).starts_with("PASS: "));
     assert_eq!(report.json()["result"], "pass");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -387,7 +392,7 @@ fn gate_a_qemu_cell_50_percent_slower_is_advisory_not_failing() {
         text.contains("op=op002") && slow[0].effect.unwrap().ratio > 1.4,
         "{text}"
     );
-    assert!(text.trim_end().ends_with("=> PASS"));
+    assert!(last_line(&text).starts_with("PASS: "), "{text}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -1168,4 +1173,68 @@ fn gate_a_lost_barrier_is_an_ordering_change_never_an_improvement() {
         text.contains("models: 1 of 1 VIOLATED: spinlock/ticket"),
         "{text}"
     );
+}
+
+/// PASS says what it rests on; a run whose counts or timing family could
+/// not be compared (another compiler, another machine) is NOT GATED, not
+/// PASS, and says how to gate.
+#[test]
+fn gate_a_verdict_that_compared_less_than_everything_is_not_gated() {
+    let side = |insns: f64| {
+        let mut count = cell("lock_unlock", json!({"lock": "ticket"}), vec![insns]);
+        count.metric = "insns_per_op";
+        count.gating = false;
+        one_suite("aarch64", "qemu", "spinlock", &[count])
+    };
+    let (same, dir) = gate("verdict-counts", &side(16.0), &side(16.0));
+    assert_eq!(
+        same.outcome(),
+        verdict::Outcome::Pass,
+        "{}",
+        same.terminal()
+    );
+    assert!(
+        last_line(&same.terminal()).starts_with("PASS: 1/1 instruction counts exact"),
+        "{}",
+        same.terminal()
+    );
+    // The same counts from another compiler: nothing failed, nothing
+    // compared.
+    let mut newer = side(16.0);
+    newer.targets[0].toolchain.as_mut().unwrap().version = "rustc 1.97.0".into();
+    let report = stored(&newer, &dir);
+    assert_eq!(report.outcome(), verdict::Outcome::NotGated);
+    assert!(!report.failed());
+    let text = report.terminal();
+    assert!(text.contains("problems => NOT GATED"), "{text}");
+    assert!(
+        text.contains("NOT GATED: 1 of 1 instruction counts not compared (1 incomparable: compiler: baseline `rustc 1.96.0`, run `rustc 1.97.0`)"),
+        "{text}"
+    );
+    assert!(text.contains("--against"), "{text}");
+    assert_eq!(report.json()["result"], "not_gated");
+    std::fs::remove_dir_all(dir).unwrap();
+
+    // Timing-family cells measured on another machine cannot gate.
+    let mut rng = Rng::new(31);
+    let cells = noisy_cells(&mut rng, 3, 10, 0.01, |_| 1.0);
+    let base = one_suite("x86_64", "native", "atomic", &cells);
+    let (same, dir) = gate("verdict-timing", &base, &base);
+    assert!(
+        last_line(&same.terminal())
+            .starts_with("PASS: 0/0 instruction counts exact, 3/3 timing-family cells gated"),
+        "{}",
+        same.terminal()
+    );
+    let mut elsewhere = base.clone();
+    elsewhere.host.machine = Some("m2".into());
+    let report = stored(&elsewhere, &dir);
+    assert_eq!(
+        report.outcome(),
+        verdict::Outcome::NotGated,
+        "{}",
+        report.terminal()
+    );
+    assert!(report.terminal().contains("none of the 3 timing-family cells gated (3 incomparable: machine: baseline `m1`, run `m2`)"));
+    std::fs::remove_dir_all(dir).unwrap();
 }
