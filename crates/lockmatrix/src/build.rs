@@ -130,14 +130,22 @@ fn clean_suites(root: &Path, job: &Job) -> Result<(), BuildError> {
     clean.output().map_err(|e| BuildError::Around {
         what: format!("cannot run {}: {e}", job.toolchain.cargo.display()),
     })?;
+    // The record described the binaries just cleaned: kept, it would make
+    // the next build (an `--against` base's or head's) warn of tampering.
+    let _ = std::fs::remove_file(binaries_record(job));
     Ok(())
+}
+
+/// Where [`locked_build`] records the hashes of the binaries it built.
+fn binaries_record(job: &Job) -> PathBuf {
+    target_dir(job).join("lockmatrix-binaries")
 }
 
 /// The hashes of the binaries cargo last produced in `job`'s target dir,
 /// as this module recorded them (`lockmatrix-binaries`: `suite sha256`
 /// lines).
 fn recorded_binaries(job: &Job) -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(target_dir(job).join("lockmatrix-binaries"));
+    let text = std::fs::read_to_string(binaries_record(job));
     text.unwrap_or_default()
         .lines()
         .filter_map(|l| l.split_once(' '))
@@ -424,7 +432,7 @@ fn locked_build(
         .iter()
         .map(|(s, b)| format!("{s} {}\n", b.sha256))
         .collect();
-    let _ = std::fs::write(target_dir(job).join("lockmatrix-binaries"), &record);
+    let _ = std::fs::write(binaries_record(job), &record);
     let _ = std::fs::write(target_dir(job).join("lockmatrix-sources"), sources);
     let builds = builds_dir(&job.cache);
     if std::fs::create_dir_all(&builds).is_ok() {

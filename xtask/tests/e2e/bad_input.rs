@@ -1150,6 +1150,51 @@ fn a_changed_cached_binary_is_rebuilt_and_named_never_run() {
 }
 
 #[test]
+fn an_against_base_with_other_sources_is_rebuilt_without_a_tamper_warning() {
+    let _cpus = shared_cpus();
+    let lab = Lab::new("against-sources");
+    let repo = lab.dir.join("repo");
+    let base = crate::scratch::scratch_repo(&repo);
+    let main = "suites/atomic/src/main.rs";
+    let first = "//! The atomic suite";
+    crate::scratch::commit_edit(
+        &repo,
+        main,
+        first,
+        &format!("//! (a head commit)\n{first}"),
+        "atomic: another comment",
+    );
+    // Base and head take turns in one target dir, each cleaning the
+    // other's build: nothing there was changed behind the build's back.
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args([
+            "matrix",
+            "--no-install",
+            "--no-insns",
+            "--targets",
+            "x86_64",
+            "--suites",
+            "atomic",
+            "--rounds",
+            "2",
+            "--against",
+            &base,
+            "--results",
+            s(&lab.results),
+        ])
+        .current_dir(&repo)
+        .env("LOCKMATRIX_CACHE", &lab.cache)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        !text(&out).contains("changed since it was built"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
 fn two_baseline_updates_at_once_never_tear_the_baselines() {
     let _cpus = shared_cpus();
     let lab = Lab::with_run("concurrent");
