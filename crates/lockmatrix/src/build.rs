@@ -325,17 +325,32 @@ fn write_binary(to: &Path, bytes: &[u8]) -> Result<(), BuildError> {
 
 /// Keeps the binary cargo built at `built`: in the store (what runs) and,
 /// as a copy the run keeps for its reproducer commands, at `kept`.
-fn keep(cache: &Path, built: &Path, suite: &str, kept: &Path) -> Result<Binary, BuildError> {
+fn keep(
+    cache: &Path,
+    built: &Path,
+    suite: &str,
+    kept: &Path,
+    observer: &dyn Observer,
+) -> Result<Binary, BuildError> {
     let bytes = std::fs::read(built).map_err(|e| BuildError::Around {
         what: format!("reading {}: {e}", built.display()),
     })?;
     let sha256 = crate::file::sha256(&bytes);
     let path = store_dir(cache).join(&sha256).join(suite);
-    // An entry that no longer holds its content is replaced, never run.
-    let intact = std::fs::read(&path).is_ok_and(|b| crate::file::sha256(&b) == sha256);
-    if !intact {
-        let _ = std::fs::remove_file(&path);
-        write_binary(&path, &bytes)?;
+    // An entry that no longer holds its content is replaced, never run;
+    // it is named, as only a hand (or a failing disk) changes one.
+    match std::fs::read(&path) {
+        Ok(b) if crate::file::sha256(&b) == sha256 => {}
+        found => {
+            if found.is_ok() {
+                observer.event(Event::Warning(&format!(
+                    "{}: changed since it was stored (sha256 differs from its name): replaced",
+                    path.display()
+                )));
+            }
+            let _ = std::fs::remove_file(&path);
+            write_binary(&path, &bytes)?;
+        }
     }
     // Used now: kept by [`prune_store`] for another while.
     if let Ok(dir) = std::fs::File::open(store_dir(cache).join(&sha256)) {
@@ -426,7 +441,10 @@ fn locked_build(
         if !built.is_file() {
             return Err(BuildError::NoBinary { path: built });
         }
-        kept.insert(s.to_string(), keep(&job.cache, &built, s, &to.join(s))?);
+        kept.insert(
+            s.to_string(),
+            keep(&job.cache, &built, s, &to.join(s), observer)?,
+        );
     }
     let record: String = kept
         .iter()
