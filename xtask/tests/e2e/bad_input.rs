@@ -578,6 +578,46 @@ fn markup_in_a_target_name_never_reaches_the_html_report() {
 }
 
 #[test]
+fn the_newest_run_when_none_is_complete_names_each_skipped_and_why() {
+    let _cpus = shared_cpus();
+    let lab = Lab::with_run("only-damaged");
+    let run = run_with_target_named(&lab, "x86_64\"><img src=x onerror=alert(1)>");
+    std::fs::remove_dir_all(&lab.run).unwrap();
+    for cmd in [
+        vec!["report", "--results", "{results}"],
+        vec![
+            "gate",
+            "--results",
+            "{results}",
+            "--baselines",
+            "{baselines}",
+        ],
+        vec![
+            "baseline",
+            "update",
+            "--results",
+            "{results}",
+            "--baselines",
+            "{baselines}",
+        ],
+    ] {
+        let (out, _) = lab.case(
+            &cmd,
+            2,
+            &format!("error: no complete run in {}", lab.results.display()),
+        );
+        says(
+            &out,
+            &format!(
+                "skipped {}: {}: not a lockmatrix run: name `x86_64\"><img",
+                run.display(),
+                run.join("run.json").display()
+            ),
+        );
+    }
+}
+
+#[test]
 fn a_target_name_that_climbs_out_never_becomes_a_path() {
     let _cpus = shared_cpus();
     let lab = Lab::with_run("climb");

@@ -406,8 +406,19 @@ pub fn newest(results: &Path) -> Result<Newest> {
             Err(why) => skipped.push((dir, why)),
         }
     }
+    // Said here, as no caller gets them: "run matrix first" alone would
+    // hide a damaged run's file and field, or a killed run.
+    const SHOWN: usize = 3;
+    let mut passed_over: String = skipped
+        .iter()
+        .take(SHOWN)
+        .map(|(dir, why)| format!("\n  skipped {}: {why}", dir.display()))
+        .collect();
+    if skipped.len() > SHOWN {
+        passed_over.push_str(&format!("\n  and {} older", skipped.len() - SHOWN));
+    }
     bail!(
-        "no complete run in {}: run `cargo xtask matrix` first",
+        "no complete run in {}: run `cargo xtask matrix` first{passed_over}",
         results.display()
     )
 }
