@@ -368,6 +368,56 @@ mod tests {
     }
 
     #[test]
+    fn a_unit_decides_the_kind() {
+        assert_eq!(Kind::of("ns"), Kind::Time);
+        assert_eq!(Kind::of("cntvct_ticks"), Kind::Time);
+        assert_eq!(Kind::of("insns"), Kind::Instructions);
+        for unit in ["ops", "count", "ratio"] {
+            assert_eq!(Kind::of(unit), Kind::Quantity, "{unit}");
+        }
+        assert!(Kind::Instructions.exact());
+        assert!(!Kind::Time.exact() && !Kind::Quantity.exact());
+    }
+
+    #[test]
+    fn a_time_is_positive_and_finite_a_count_or_quantity_not_negative_and_finite() {
+        // Zero is a time a suite cannot tell from no time at all: it prints null.
+        for bad in [0.0, -0.0, -0.24, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert!(Kind::Time.check(bad).is_err(), "time {bad}");
+        }
+        assert_eq!(Kind::Time.check(1e-9), Ok(()));
+        for kind in [Kind::Instructions, Kind::Quantity] {
+            assert_eq!(kind.check(0.0), Ok(()), "{kind:?}");
+            assert_eq!(kind.check(1e100), Ok(()), "{kind:?}");
+            for bad in [-1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                assert!(kind.check(bad).is_err(), "{kind:?} {bad}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_zero_time_is_a_bad_line_from_protocol_2_on_and_null_from_protocol_1() {
+        let zero = r#"{"type":"sample","suite":"atomic","bench":"single_thread","case":{"op":"fence"},"metric":"ticks_per_op","unit":"ns","better":"lower","round":0,"value":0.0}"#;
+        let old = parse(&format!("{ENV}\n{zero}\n"));
+        assert!(old.bad_lines.is_empty(), "{:?}", old.bad_lines);
+        assert_eq!(old.samples[0].value, None);
+        let env3 = ENV.replace(r#""protocol":1"#, r#""protocol":3"#);
+        let new = parse(&format!("{env3}\n{zero}\n"));
+        assert!(new.samples.is_empty());
+        assert_eq!(new.bad_lines[0].0, 2);
+        assert!(
+            new.bad_lines[0].2.contains("expected a positive time"),
+            "{:?}",
+            new.bad_lines
+        );
+        // A count may be zero.
+        let count = zero.replace(r#""unit":"ns""#, r#""unit":"insns""#);
+        let counted = parse(&format!("{env3}\n{count}\n"));
+        assert!(counted.bad_lines.is_empty(), "{:?}", counted.bad_lines);
+        assert_eq!(counted.samples[0].value, Some(0.0));
+    }
+
+    #[test]
     fn garbage_and_unknown_fields_are_reported_with_their_line() {
         let text = format!(
             "{ENV}\nhello world\n{}\n",
