@@ -35,12 +35,32 @@ fn main() -> ExitCode {
         Command::Test => commands::test::run(&root),
         Command::MutateOrderings(args) => commands::mutate_orderings::run(&root, args),
     });
+    if let Err(e) = &result {
+        errln!("error: {e:#}");
+    }
+    ExitCode::from(exit_status(&result))
+}
+
+/// A command's result as the exit status the header above gives it.
+fn exit_status(result: &anyhow::Result<bool>) -> u8 {
     match result {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
-        Err(e) => {
-            errln!("error: {e:#}");
-            ExitCode::from(2)
-        }
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(_) => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit_status;
+
+    #[test]
+    fn exit_status_is_0_all_good_1_something_failed_2_an_error() {
+        assert_eq!(exit_status(&Ok(true)), 0);
+        // A target failed, a check failed or a cell regressed.
+        assert_eq!(exit_status(&Ok(false)), 1);
+        // Bad input, missing set-up or an internal error: never a failed target.
+        let bad_input = anyhow::anyhow!("targets.yaml:3:5: unknown field `runer`");
+        assert_eq!(exit_status(&Err(bad_input)), 2);
     }
 }
