@@ -6,7 +6,7 @@
 
 use crate::build::{Binary, Built};
 use crate::config::Target;
-use crate::footprint::{self, StaticJob};
+use crate::footprint::{self, FootprintError, StaticJob};
 use crate::observe::{Event, Observer};
 use crate::results::{ModelRun, StaticOp, TargetResult};
 use std::collections::BTreeMap;
@@ -30,7 +30,7 @@ pub fn static_footprints(sides: Vec<Side>, observer: &dyn Observer) {
     let mut jobs: Vec<StaticJob> = Vec::new();
     // sha256 -> index in `jobs`; (side, suite run) -> job or why none.
     let mut by_binary: BTreeMap<String, usize> = BTreeMap::new();
-    let mut wanted: Vec<(usize, usize, Result<usize, String>)> = Vec::new();
+    let mut wanted: Vec<(usize, usize, Result<usize, FootprintError>)> = Vec::new();
     for (i, side) in sides.iter().enumerate() {
         let Ok(bins) = &side.built.binaries else {
             continue;
@@ -49,7 +49,7 @@ pub fn static_footprints(sides: Vec<Side>, observer: &dyn Observer) {
                         by_binary.insert(sha256.clone(), jobs.len() - 1);
                         Ok(jobs.len() - 1)
                     }
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(e),
                 },
             };
             wanted.push((i, k, job));
@@ -79,7 +79,7 @@ pub fn static_footprints(sides: Vec<Side>, observer: &dyn Observer) {
                     .collect()
             }
             Ok(Err(e)) => run.footprint_error = Some(e.to_string()),
-            Err(why) => run.footprint_error = Some(why),
+            Err(e) => run.footprint_error = Some(e.to_string()),
         }
     }
 }
