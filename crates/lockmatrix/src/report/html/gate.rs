@@ -300,6 +300,9 @@ fn counts(run: &Run, gate: Option<&GateReport>) -> String {
     for ((suite, bench, case), per) in &rows {
         let mut row = vec![esc(suite), esc(bench), esc(case)];
         for target in &targets {
+            // Names pass `Name`'s pattern; escaped all the same, as every
+            // datum in an attribute is.
+            let shown = esc(target);
             row.push(match per.get(target) {
                 None => "".into(),
                 Some((head, base, verdict)) => {
@@ -313,7 +316,7 @@ fn counts(run: &Run, gate: Option<&GateReport>) -> String {
                                 "fewer"
                             };
                             format!(
-                                r#"<span class="{class}" title="{target}: {} -> {} insns/op ({})">{} → {h}</span>"#,
+                                r#"<span class="{class}" title="{shown}: {} -> {} insns/op ({})">{} → {h}</span>"#,
                                 num(*b),
                                 h,
                                 verdict.map_or("-", |v| v.name()),
@@ -321,7 +324,7 @@ fn counts(run: &Run, gate: Option<&GateReport>) -> String {
                             )
                         }
                         _ => format!(
-                            r#"<span title="{target}: {h} insns/op{}">{h}</span>"#,
+                            r#"<span title="{shown}: {h} insns/op{}">{h}</span>"#,
                             verdict.map_or(String::new(), |v| format!(" ({})", v.name()))
                         ),
                     }
