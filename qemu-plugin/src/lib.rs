@@ -17,6 +17,11 @@
 //!   `out=PATH`, if any (markers that do not pair up are written as
 //!   `{"region":ID,"vcpu":N,"error":"..."}` and reported on stderr).
 //!
+//! No-op instructions (alignment padding: `nop`, `0f 1f`, i386's `lea
+//! 0(%esi),%esi`, ...) and QEMU 7.2's partial copies of page-crossing
+//! instructions are not counted nor listed ([`uncounted`]): how many a path
+//! executes depends on where the linker placed the code.
+//!
 //! Built for the host with `cargo build -p insns-plugin --release` and loaded
 //! with `qemu-<arch> -plugin target/release/libinsns_plugin.so[,out=PATH]`.
 //! It links QEMU's plugin API and is therefore GPL-2.0-or-later; it is never
@@ -24,6 +29,7 @@
 
 pub mod executed;
 pub mod protocol;
+pub mod uncounted;
 
 // The glue calls QEMU's exported functions, which exist only inside QEMU; a
 // unit-test executable could not link it.

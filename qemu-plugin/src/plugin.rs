@@ -6,6 +6,7 @@
 
 use crate::executed::{self, BlockRef, Blocks, Histogram, Trace};
 use crate::protocol::{decode, Config, Event, Marker, Regions};
+use crate::uncounted::{is_padding, is_partial_copy, Isa};
 use qemu_plugin::install::{Args, Info};
 use qemu_plugin::plugin::{HasCallbacks, Register};
 use qemu_plugin::{register, PluginId, Result, TranslationBlock, VCPUIndex};
@@ -45,6 +46,9 @@ static TRACES: [Mutex<VcpuTrace>; MAX_VCPUS] = [const {
 
 /// Every translated block's disassembly, by block id.
 static BLOCKS: Mutex<Option<Blocks>> = Mutex::new(None);
+
+/// The guest's instruction set, which decides what is padding.
+static ISA: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
 
 /// What an open region keeps: `None` untraced; traced, the vCPU's trace
 /// when it opened (`None` when no other traced region was open: empty).
@@ -242,7 +246,8 @@ fn state() -> MutexGuard<'static, State> {
 struct InsnsPlugin;
 
 impl Register for InsnsPlugin {
-    fn register(&mut self, id: PluginId, args: &Args, _info: &Info) -> Result<()> {
+    fn register(&mut self, id: PluginId, args: &Args, info: &Info) -> Result<()> {
+        let _ = ISA.set(Isa::from_target_name(&info.target_name));
         let config = match Config::parse(&args.raw) {
             Ok(c) => c,
             Err(e) => {
@@ -275,12 +280,24 @@ impl HasCallbacks for InsnsPlugin {
         _id: PluginId,
         tb: TranslationBlock,
     ) -> Result<()> {
-        let n = tb.size() as u64;
+        // Padding and a partial copy of a page-crossing instruction are
+        // neither counted nor listed: the code's placement decides them.
+        let isa = ISA.get().copied().unwrap_or(Isa::Other);
+        let mut insns: Vec<(String, Vec<u8>, u64)> = tb
+            .instructions()
+            .map(|i| (i.disas().unwrap_or_default(), i.data(), i.vaddr()))
+            .collect();
+        if insns
+            .last()
+            .is_some_and(|(text, data, at)| is_partial_copy(*at, data.len(), text))
+        {
+            insns.pop();
+        }
+        insns.retain(|(_, data, _)| !is_padding(isa, data));
+        let n = insns.len() as u64;
         // Every block's text is kept, traced or not: a block translated
         // before a region opened (a warm-up, an earlier cell) runs in it.
-        let texts = tb
-            .instructions()
-            .map(|insn| insn.disas().unwrap_or_default());
+        let texts = insns.into_iter().map(|(text, _, _)| text);
         let symbol = tb
             .instruction(0)
             .ok()

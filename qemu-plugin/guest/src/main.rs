@@ -4,10 +4,12 @@
 //! (`executed` and `entered` per op, `null` without a histogram), or
 //! `{"op":NAME,"counted":false}` when not running under the plugin.
 //!
-//! `plain` and `plain_nop` differ by exactly one instruction (a `nop`), so
-//! their `per_op` must differ by exactly 1 and their op-loop regions by
-//! exactly `iters`. The operations are then counted again, named
-//! `<op>+spinner`, while a second thread spins: the counts must not move.
+//! `plain` and `plain_add` differ by exactly one instruction (one that is
+//! not padding: `cld`, `yield`, ...), so their `per_op` must differ by exactly 1 and
+//! their op-loop regions by exactly `iters`; `plain_nop` has a `nop` more,
+//! which the plugin does not count (padding). The operations are then
+//! counted again, named `<op>+spinner`, while a second thread spins: the
+//! counts must not move.
 //!
 //! Usage: `insns-guest [ITERS]` (default 10000), or `insns-guest spin N`:
 //! N iterations of the CAS loop and no markers, to time the plugin's
@@ -36,6 +38,35 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 fn nop() {
     // SAFETY: one no-op instruction.
     unsafe { std::arch::asm!("nop", options(nomem, nostack, preserves_flags)) };
+}
+
+/// One instruction that the plugin counts (not a padding encoding) and
+/// that changes nothing the loop around it uses: shaped like `nop()`, so
+/// the compiler lays out both loops alike.
+#[inline(always)]
+fn one_insn() {
+    // SAFETY: one instruction with no effect on memory, the stack or any
+    // register the compiler uses (x86's direction flag is clear anyway).
+    unsafe {
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        std::arch::asm!("cld", options(nomem, nostack));
+        #[cfg(target_arch = "aarch64")]
+        std::arch::asm!("yield", options(nomem, nostack, preserves_flags));
+        #[cfg(any(target_arch = "powerpc", target_arch = "powerpc64"))]
+        std::arch::asm!("or 0, 0, 0", options(nomem, nostack, preserves_flags));
+        #[cfg(any(target_arch = "mips", target_arch = "mips64"))]
+        std::arch::asm!("ssnop", options(nomem, nostack, preserves_flags));
+    }
+    #[cfg(not(any(
+        target_arch = "x86",
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "powerpc",
+        target_arch = "powerpc64",
+        target_arch = "mips",
+        target_arch = "mips64"
+    )))]
+    compile_error!("one_insn: name an instruction that is not padding for this architecture");
 }
 
 fn report(name: &str, iters: u64, region: u32, op: impl FnMut(u64)) {
@@ -100,7 +131,7 @@ fn main() {
     });
 }
 
-/// The four operations, as regions `first..first + 4`.
+/// The five operations, as regions `first..first + 5`.
 fn ops(iters: u64, suffix: &str, first: u32) {
     let word = AtomicUsize::new(0);
     report(&format!("plain{suffix}"), iters, first, |i| {
@@ -125,4 +156,8 @@ fn ops(iters: u64, suffix: &str, first: u32) {
             black_box(word.fetch_add(1, Ordering::Relaxed));
         },
     );
+    report(&format!("plain_add{suffix}"), iters, first + 4, |i| {
+        black_box(i);
+        one_insn();
+    });
 }
