@@ -120,6 +120,10 @@ pub enum BaselineCommand {
         /// Directory of the baselines
         #[arg(long, default_value = "baselines")]
         baselines: PathBuf,
+        /// Record only the instruction counts and ordering footprints (after
+        /// a compiler update); every timing cell stays as it was
+        #[arg(long)]
+        counts_only: bool,
     },
 }
 

@@ -13,6 +13,7 @@ pub fn run(root: &Path, command: BaselineCommand) -> Result<bool> {
         from,
         results,
         baselines,
+        counts_only,
     } = command;
     let (_, run) = read_run(root, from, &results, "baseline update")?;
     if run.host.lockmatrix_dirty {
@@ -21,7 +22,11 @@ pub fn run(root: &Path, command: BaselineCommand) -> Result<bool> {
             run.run_id
         );
     }
-    let lines = gate::update_baselines(
+    let update = match counts_only {
+        true => gate::update::update_counts,
+        false => gate::update_baselines,
+    };
+    let lines = update(
         &run,
         &resolve(root, &baselines),
         targets.as_deref(),

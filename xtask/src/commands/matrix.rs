@@ -25,6 +25,8 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         features: args.features,
         against: args.against,
         no_insns: args.no_insns,
+        counts_only: false,
+        tree: None,
     };
     let prepared = matrix::prepare(root, &opts)?;
     if let Some(base) = &prepared.base {
@@ -46,6 +48,17 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     let matrix::Outcome { run, dir, base } = matrix::run(
         root, &config, &selected, &suites, &opts, &prepared, &observer,
     )?;
+    if base.is_none() && !args.no_insns {
+        let to = Recount {
+            root,
+            config: &config,
+            selected: &selected,
+            suites: &suites,
+            opts: &opts,
+            cache: &prepared.cache,
+        };
+        to.baselines(&run, &dir, &args.gate, &observer)?;
+    }
     out!("{}", table::timings(&run));
     out!("{}", table::footprints(&run));
     out!("{}", table::models(&run));
@@ -65,6 +78,76 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         outln!("--no-gate: the comparison above does not change the exit status");
     }
     Ok(targets_ok && (args.no_gate || gate_ok))
+}
+
+/// What a recount of the baselines' commit needs of the run it is for.
+struct Recount<'a> {
+    root: &'a Path,
+    config: &'a config::Config,
+    selected: &'a [select::Selected],
+    suites: &'a [select::Suite],
+    opts: &'a matrix::Options,
+    cache: &'a Path,
+}
+
+impl Recount<'_> {
+    /// Where the stored baselines' counts come from another compiler (or
+    /// emulator release, or CPU choice) than `run`'s, counts their commit
+    /// again with this run's toolchain into `<dir>/recount/`, so that every
+    /// count still compares exactly (the gate reads it from there). A
+    /// commit this clone lacks is one line saying what to fetch; under
+    /// `--require-gate` it is exit 2.
+    fn baselines(
+        &self,
+        run: &Run,
+        dir: &Path,
+        gate: &crate::flags::GateArgs,
+        observer: &progress::Terminal,
+    ) -> Result<()> {
+        let baselines = resolve(
+            self.root,
+            gate.baselines.as_deref().unwrap_or(Path::new("baselines")),
+        );
+        let reference = lockmatrix::gate::Reference::stored(run, &baselines)?;
+        for (commit, targets) in reference.to_recount(run) {
+            let short = lockmatrix::escape::prefix(&commit, 12);
+            let worktree = match matrix::worktree::check_out(self.root, &commit) {
+                Ok(w) => w,
+                Err(e) if gate.require_gate => bail!(
+                    "counts: the baselines were counted by another compiler and their commit {short} cannot be rebuilt here: {e:#}"
+                ),
+                Err(e) => {
+                    errln!("counts: the baselines' commit {short} cannot be rebuilt here, so their counts stay incomparable: {e:#}");
+                    continue;
+                }
+            };
+            errln!(
+                "counts: the baselines were counted by another compiler: counting their commit {short} again with this one on {} targets",
+                targets.len()
+            );
+            let subset: Vec<select::Selected> = self
+                .selected
+                .iter()
+                .filter(|s| targets.contains(&s.target.name))
+                .cloned()
+                .collect();
+            let opts = self.opts.recount(worktree.path, dir.join("recount"));
+            let prepared = matrix::Prepared {
+                base: None,
+                cache: self.cache.to_path_buf(),
+            };
+            matrix::run(
+                self.root,
+                self.config,
+                &subset,
+                self.suites,
+                &opts,
+                &prepared,
+                observer,
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// Why no selected target ran, when none did: a matrix of only "not run"

@@ -112,7 +112,17 @@ pub fn gate_report(
         }
         (None, None, None) => Reference::stored(run, &root.join("baselines"))?,
     };
-    let mut reference = reference;
+    // The baselines' commit counted again with this run's toolchain,
+    // where their counts came from another (`matrix` did it).
+    let recounts: Vec<Run> = match dir.join("recount").is_dir() {
+        true => results::all(&[dir.join("recount")])?
+            .runs
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect(),
+        false => Vec::new(),
+    };
+    let mut reference = reference.recounted(&recounts);
     // Trailers between the baselines' commits and the run's acknowledge
     // ordering changes against them (an --against run recorded its own).
     for commit in reference.baseline_commits() {

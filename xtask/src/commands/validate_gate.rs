@@ -87,6 +87,8 @@ fn record(
         features: Vec::new(),
         against: Some("HEAD".into()),
         no_insns: true,
+        counts_only: false,
+        tree: None,
     };
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
     packages::ensure(&matrix::packages_needed(&selected, need))?;

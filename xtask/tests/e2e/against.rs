@@ -37,7 +37,7 @@ fn regressions(report: &Value) -> Vec<String> {
 #[test]
 fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
     let _cpus = exclusive_cpus();
-    let work = std::env::temp_dir().join(format!("lockmatrix-against-{}", std::process::id()));
+    let work = scratch_dir("against");
     let repo = work.join("repo");
     let results = work.join("results");
     let base = scratch_repo(&repo);

@@ -30,8 +30,7 @@ fn slowed_copy(run: &Path, to: &Path, bench: &str, factor: f64) {
 #[test]
 fn baseline_update_then_gate_identical_slowed_and_corrupt() {
     let _cpus = shared_cpus();
-    let dir: PathBuf = std::env::temp_dir().join(format!("lockmatrix-gate-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir: PathBuf = scratch_dir("gate");
     let (results, baselines) = (dir.join("results"), dir.join("baselines"));
 
     let out = xtask(&[
@@ -64,7 +63,7 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
     record_baselines(&run, &baselines);
     let file = baselines.join("x86_64/atomic.json");
     let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(recorded["format"], 2);
+    assert_eq!(recorded["format"], 3);
     assert_eq!(recorded["testbed"]["runner"], "native");
 
     // The same samples pass.
@@ -101,10 +100,10 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
     );
     assert!(std::fs::metadata(&md).unwrap().len() < 1 << 20);
 
-    // A corrupt baseline is reported, fails the gate, and is left as it was.
+    // A corrupt baseline is bad input (exit 2), named, and left as it was.
     std::fs::write(&file, "{ not json").unwrap();
     let out = xtask(&["gate", s(&run), "--baselines", s(&baselines)]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         text(&out).contains(file.to_str().unwrap()),
         "{}",
@@ -130,9 +129,8 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
 #[test]
 fn against_head_on_an_unchanged_tree_passes() {
     let _cpus = shared_cpus();
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("lockmatrix-against-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    // Its own directory: another test's would be removed under it.
+    let dir: PathBuf = scratch_dir("against-head");
     let out = xtask(&[
         "matrix",
         "--no-install",

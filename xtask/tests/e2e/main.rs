@@ -21,5 +21,6 @@ mod html;
 mod insns;
 mod matrix;
 mod ordering;
+mod recount;
 mod ssh;
 mod validate_gate;

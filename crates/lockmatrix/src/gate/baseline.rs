@@ -82,6 +82,11 @@ pub struct Testbed {
     pub machine: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
+    /// The compiler the timing cells were measured with, when a
+    /// `baseline update --counts-only` recorded the counts with another
+    /// (`compiler_version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings_compiler: Option<String>,
 }
 
 /// `7.2` from `qemu-aarch64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b2)`:
@@ -122,6 +127,7 @@ impl Testbed {
                 .kernel
                 .clone()
                 .or_else(|| (target.runner != RunnerKind::Ssh).then(|| run.host.kernel.clone())),
+            timings_compiler: None,
         }
     }
 
@@ -180,7 +186,13 @@ impl Testbed {
             ),
             (
                 "compiler",
-                show(&self.compiler_version),
+                // The timings' own, where only the counts were re-recorded.
+                show(
+                    &self
+                        .timings_compiler
+                        .clone()
+                        .or(self.compiler_version.clone()),
+                ),
                 show(&run.compiler_version),
             ),
             ("cpu choice", show(&self.cpu_choice), show(&run.cpu_choice)),
@@ -246,6 +258,10 @@ pub struct Baseline {
     /// The ordering footprints (format 3; `None`: not recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub footprint: Option<super::ordering::Footprints>,
+    /// SHA-256 of the suite binary that ran: a run of the same binary has
+    /// the same counts, whatever compiler label either records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<String>,
 }
 
 /// `<baselines>/<target>/<suite>.json`. Target and suite are [`Name`]s, so
@@ -394,6 +410,9 @@ pub fn to_text(b: &Baseline) -> String {
     ));
     out.push_str(&format!("  \"commit\": {},\n", j(&b.commit)));
     out.push_str(&format!("  \"date\": {},\n", j(&b.date)));
+    if let Some(binary) = &b.binary {
+        out.push_str(&format!("  \"binary\": {},\n", j(binary)));
+    }
     if let Some(f) = &b.footprint {
         footprint_text(f, &mut out);
     }
@@ -631,10 +650,12 @@ mod tests {
                 cpu_choice: None,
                 machine: Some("0123456789abcdef".into()),
                 kernel: Some("6.1.0-41-cloud-amd64".into()),
+                timings_compiler: None,
             },
             commit: "abc".into(),
             date: "2026-11-30T02:00:00Z".into(),
             footprint: None,
+            binary: None,
             cells: vec![
                 BaselineCell {
                     bench: "z".into(),

@@ -202,11 +202,43 @@ pub enum Reference<'a> {
         /// The `Lockmatrix-Ordering:` trailers between the baselines'
         /// commits and the run's ([`Reference::acknowledge`]).
         acknowledged: Vec<Acknowledgement>,
+        /// The baselines' commits counted again with this run's toolchain
+        /// (`matrix::Options::recount`), where the baselines' counts came
+        /// from another compiler: their counts and footprints stand in
+        /// for the stored ones ([`Reference::recounted`]).
+        recounts: Vec<&'a Run>,
     },
     /// The base revision's run, made in the same session with its rounds
     /// interleaved with the head's (`--against`): round `i` of a cell on
     /// both sides forms a pair.
     Base(&'a Run),
+}
+
+impl<'a> Reference<'a> {
+    /// Stored baselines whose counts are taken from `recounts` wherever a
+    /// recount of the baseline's commit ran the target and suite.
+    pub fn recounted<'b>(self, with: &'b [Run]) -> Reference<'b>
+    where
+        'a: 'b,
+    {
+        match self {
+            Reference::Stored {
+                dir,
+                files,
+                acknowledged,
+                mut recounts,
+            } => {
+                recounts.extend(with);
+                Reference::Stored {
+                    dir,
+                    files,
+                    acknowledged,
+                    recounts,
+                }
+            }
+            base => base,
+        }
+    }
 }
 
 impl Reference<'_> {
@@ -232,7 +264,37 @@ impl Reference<'_> {
             dir: dir.display().to_string(),
             files,
             acknowledged: Vec::new(),
+            recounts: Vec::new(),
         })
+    }
+
+    /// The `(commit, targets)` whose stored counts do not compare with
+    /// `run`'s (another compiler, emulator release or CPU choice built or
+    /// counted them) and are worth counting again with this run's
+    /// toolchain: each commit's targets with such a suite.
+    pub fn to_recount(&self, run: &Run) -> BTreeMap<String, Vec<Name>> {
+        let mut out: BTreeMap<String, Vec<Name>> = BTreeMap::new();
+        let Reference::Stored { files, .. } = self else {
+            return out;
+        };
+        for t in run.targets.iter().filter(|t| t.status == Status::Ok) {
+            let testbed = Testbed::of(run, t);
+            for s in &t.suites {
+                let Some(Some(b)) = files.get(&(t.name.clone(), s.suite.clone())) else {
+                    continue;
+                };
+                let counted = s.samples.iter().any(|x| x.kind().exact());
+                let same_binary =
+                    b.binary.is_some() && b.binary.as_ref() == t.binaries.get(&s.suite);
+                if counted && !same_binary && !b.testbed.count_differences(&testbed).is_empty() {
+                    let targets = out.entry(b.commit.clone()).or_default();
+                    if !targets.contains(&t.name) {
+                        targets.push(t.name.clone());
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The commits the stored baselines were recorded at, for reading the
@@ -346,6 +408,9 @@ pub struct GateReport {
     pub family_present: usize,
     /// Operations and counted cells whose ordering footprint was compared.
     pub footprints_compared: usize,
+    /// Stored baselines whose counts came from another compiler, counted
+    /// again here from their commit.
+    pub recounted: Vec<Recounted>,
     /// Every footprint that differs from the reference's, acknowledged or
     /// not (an unacknowledged one fails).
     pub ordering: Vec<OrderingChange>,
@@ -380,6 +445,31 @@ impl GateReport {
     }
 }
 
+/// A baseline commit counted again with this run's toolchain.
+#[derive(Debug, Clone, Serialize)]
+pub struct Recounted {
+    pub commit: String,
+    /// The compiler the baselines were recorded with, and this run's.
+    pub recorded_with: String,
+    pub counted_with: String,
+    /// Instruction counts compared with the recount.
+    pub counts: usize,
+}
+
+impl Recounted {
+    /// `counts: baseline 42a7b06 rebuilt with rustc 1.96.0 (recorded with
+    /// rustc 1.85.0): 330 counts compared`.
+    pub fn line(&self) -> String {
+        format!(
+            "counts: baseline {} rebuilt with {} (recorded with {}): {} counts compared",
+            short(&self.commit),
+            self.counted_with,
+            self.recorded_with,
+            self.counts
+        )
+    }
+}
+
 /// A gating cell waiting for the multiplicity correction.
 struct Pending {
     index: usize,
@@ -390,8 +480,15 @@ struct Pending {
 /// The reference cells of one suite run, and what makes them comparable.
 struct SuiteReference {
     cells: BTreeMap<CellKey, RefCell>,
+    /// What the timings and the counts were measured on: the same but
+    /// where a recount of the baseline's commit stands in for its counts.
     testbed: Option<Testbed>,
+    count_testbed: Option<Testbed>,
     paired: bool,
+    /// The recount whose counts stand in for the stored ones.
+    recount: Option<(String, String)>,
+    /// SHA-256 of the suite binary the stored counts came from.
+    binary: Option<String>,
     /// Its ordering footprints, when it recorded them.
     footprints: Option<Footprints>,
 }
@@ -430,6 +527,7 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
         counts_with_reference: 0,
         family_present: 0,
         footprints_compared: 0,
+        recounted: Vec::new(),
         ordering: Vec::new(),
         acknowledgements: reference.acknowledgements(run).to_vec(),
         models: ModelGate::of(run.models.as_ref()),
@@ -513,39 +611,82 @@ fn reference_of(
                 )),
                 _ => {}
             }
+            let testbed = bt.map(|b| Testbed::of(base, b));
             Some(SuiteReference {
                 cells,
-                testbed: bt.map(|b| Testbed::of(base, b)),
+                count_testbed: testbed.clone(),
+                testbed,
                 paired: true,
+                recount: None,
+                binary: None,
                 footprints: bt
                     .zip(bs)
                     .and_then(|(bt, bs)| Footprints::of(&bt.triple, bs)),
             })
         }
-        Reference::Stored { files, .. } => match files.get(&(t.name.clone(), s.suite.clone())) {
-            Some(Some(b)) => Some(SuiteReference {
-                cells: b
-                    .cells
+        Reference::Stored {
+            files, recounts, ..
+        } => match files.get(&(t.name.clone(), s.suite.clone())) {
+            Some(Some(b)) => {
+                let mut found = SuiteReference {
+                    cells: b
+                        .cells
+                        .iter()
+                        .map(|c| {
+                            let r = RefCell {
+                                case: c.case.clone(),
+                                unit: c.unit.clone(),
+                                better: c.better,
+                                samples: c.samples.clone(),
+                            };
+                            (c.key(), r)
+                        })
+                        .collect(),
+                    testbed: Some(b.testbed.clone()),
+                    count_testbed: Some(b.testbed.clone()),
+                    paired: false,
+                    footprints: b.footprint.clone(),
+                    recount: None,
+                    binary: b.binary.clone(),
+                };
+                // The baseline's commit counted again here: its counts and
+                // footprints for the stored ones.
+                let recounted = recounts
                     .iter()
-                    .map(|c| {
-                        let r = RefCell {
-                            case: c.case.clone(),
-                            unit: c.unit.clone(),
-                            better: c.better,
-                            samples: c.samples.clone(),
-                        };
-                        (c.key(), r)
-                    })
-                    .collect(),
-                testbed: Some(b.testbed.clone()),
-                paired: false,
-                footprints: b.footprint.clone(),
-            }),
+                    .filter(|r| r.host.lockmatrix_commit == b.commit)
+                    .find_map(|r| {
+                        let rt = r.targets.iter().find(|x| x.name == t.name)?;
+                        let rs = rt.suites.iter().find(|x| x.suite == s.suite)?;
+                        (rs.status == Status::Ok).then_some((*r, rt, rs))
+                    });
+                if let Some((r, rt, rs)) = recounted {
+                    found
+                        .cells
+                        .retain(|_, c| !crate::protocol::Kind::of(&c.unit).exact());
+                    found.cells.extend(collect(
+                        cells::collect(&rs.samples)
+                            .into_iter()
+                            .filter(|c| c.kind().exact())
+                            .collect(),
+                    ));
+                    found.count_testbed = Some(Testbed::of(r, rt));
+                    found.footprints = Footprints::of(&rt.triple, rs);
+                    found.binary = rt.binaries.get(&rs.suite).cloned();
+                    found.recount = Some((
+                        b.commit.clone(),
+                        b.testbed.compiler_version.clone().unwrap_or_default(),
+                    ));
+                }
+                Some(found)
+            }
             _ => Some(SuiteReference {
                 cells: BTreeMap::new(),
                 testbed: None,
+                count_testbed: None,
                 paired: false,
                 footprints: None,
+                recount: None,
+                binary: None,
             }),
         },
     }
@@ -627,12 +768,19 @@ fn suite(
         .filter(|_| !reference.paired)
         .map(|b| b.differences(testbed))
         .unwrap_or_default();
-    let count_differs = reference
-        .testbed
+    let mut count_differs = reference
+        .count_testbed
         .as_ref()
         .map(|b| b.count_differences(testbed))
         .unwrap_or_default();
+    // The same binary counts the same, whatever compiler or CPU-choice
+    // label either side records; only the counting emulator's release
+    // still matters.
+    if reference.binary.is_some() && reference.binary.as_ref() == t.binaries.get(&s.suite) {
+        count_differs.retain(|d| d.starts_with("counting emulator release"));
+    }
     let ordering = ordering_of(t, s, &reference, &count_differs, acks, report);
+    let counts_before = report.counts_compared;
     for cell in &run_cells {
         let mut r = CellReport {
             target: t.name.clone(),
@@ -685,6 +833,26 @@ fn suite(
             }
         }
         report.cells.push(r);
+    }
+    if let Some((commit, recorded_with)) = &reference.recount {
+        let counted_with = t
+            .toolchain
+            .as_ref()
+            .map_or_else(String::new, |x| x.version.clone());
+        let counts = report.counts_compared - counts_before;
+        match report
+            .recounted
+            .iter_mut()
+            .find(|r| &r.commit == commit && r.counted_with == counted_with)
+        {
+            Some(r) => r.counts += counts,
+            None => report.recounted.push(Recounted {
+                commit: commit.clone(),
+                recorded_with: recorded_with.clone(),
+                counted_with,
+                counts,
+            }),
+        }
     }
     let run_keys: std::collections::BTreeSet<&CellKey> = run_cells.iter().map(|c| &c.key).collect();
     let missing: Vec<String> = reference

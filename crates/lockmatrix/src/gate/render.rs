@@ -187,15 +187,17 @@ impl GateReport {
                 })
                 .collect(),
         ));
-        // Incomparable, per target/suite and reason.
-        let mut incomparable: BTreeMap<(String, String), usize> = BTreeMap::new();
+        // Incomparable, one line per cause: counts and timings apart, with
+        // how many cells on how many targets.
+        let mut incomparable: BTreeMap<(&str, String), (usize, std::collections::BTreeSet<&str>)> =
+            BTreeMap::new();
         for c in self.with(Verdict::Incomparable) {
-            *incomparable
-                .entry((
-                    format!("{}/{}", c.target, c.suite),
-                    c.note.clone().unwrap_or_default(),
-                ))
-                .or_default() += 1;
+            let kind = if c.kind().exact() { "count" } else { "timing" };
+            let e = incomparable
+                .entry((kind, c.note.clone().unwrap_or_default()))
+                .or_default();
+            e.0 += 1;
+            e.1.insert(&c.target);
         }
         out.push((
             format!("Incomparable ({})", self.count(Verdict::Incomparable)),
@@ -206,7 +208,13 @@ impl GateReport {
                 .into(),
             incomparable
                 .into_iter()
-                .map(|((place, why), n)| format!("{place}: {n} cells: {why}"))
+                .map(|((kind, why), (n, targets))| {
+                    let on = match targets.len() {
+                        1 => targets.into_iter().next().unwrap_or_default().to_string(),
+                        t => format!("{t} targets"),
+                    };
+                    format!("{why}: {n} {kind} cells on {on}")
+                })
                 .collect(),
         ));
         let mut new: BTreeMap<String, usize> = BTreeMap::new();
@@ -307,6 +315,9 @@ impl GateReport {
             out.push('\n');
         }
         let _ = writeln!(out, "{}", self.timing.line());
+        for r in &self.recounted {
+            let _ = writeln!(out, "{}", r.line());
+        }
         let _ = writeln!(out, "{}", self.models.line());
         out.push_str(&self.count_line());
         out.push('\n');
@@ -333,6 +344,9 @@ impl GateReport {
             self.timing.line(),
             md(&self.models.line())
         ));
+        for r in &self.recounted {
+            b.push(&format!("{}\n\n", md(&r.line())));
+        }
         let mut counts = String::from("| | cells |\n|---|---:|\n");
         let _ = writeln!(counts, "| failed checks | {} |", self.failed_checks.len());
         let _ = writeln!(counts, "| problems | {} |", self.problems.len());
@@ -488,6 +502,7 @@ impl GateReport {
             "timing": self.timing,
             "counts_compared": self.counts_compared,
             "footprints_compared": self.footprints_compared,
+            "recounted": self.recounted,
             "ordering": self.ordering,
             "acknowledgements": self.acknowledgements,
             "models": self.models,

@@ -618,7 +618,7 @@ fn gate_a_baseline_from_another_cpu_model_is_incomparable() {
     assert!(report.cells.iter().all(|c| c.effect.unwrap().ratio > 1.4));
     let text = report.terminal();
     assert!(
-        text.contains("x86_64/atomic: 5 cells: cpu_model: baseline `Intel Xeon`, run `AMD EPYC`"),
+        text.contains("cpu_model: baseline `Intel Xeon`, run `AMD EPYC`: 5 timing cells on x86_64"),
         "{text}"
     );
     assert!(text.contains("5 incomparable"));
@@ -1007,6 +1007,7 @@ fn gate_any_numbers_on_either_side_end_quickly_and_never_panic() {
                     dir: "mem".into(),
                     files: [(key, Some(file))].into_iter().collect(),
                     acknowledged: Vec::new(),
+                    recounts: Vec::new(),
                 };
                 let _ = evaluate(&head, &stored, &opts).map(|r| (r.markdown(64_000), r.json()));
                 let _ = tx.send(());
@@ -1236,5 +1237,90 @@ fn gate_a_verdict_that_compared_less_than_everything_is_not_gated() {
         report.terminal()
     );
     assert!(report.terminal().contains("none of the 3 timing-family cells gated (3 incomparable: machine: baseline `m1`, run `m2`)"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `baseline update --counts-only` after a compiler update: the counts
+/// and the counting testbed are the new run's, every timing cell and the
+/// compiler it was measured with stay, so the counts compare again and the
+/// timings say they came from the other compiler.
+#[test]
+fn gate_a_counts_only_update_keeps_every_timing_and_its_compiler() {
+    let side = |insns: f64, ns: f64, compiler: &str| {
+        let mut count = cell("lock_unlock", json!({"lock": "ticket"}), vec![insns]);
+        count.metric = "insns_per_op";
+        count.gating = false;
+        let time = cell("lock_unlock", json!({"lock": "ticket"}), vec![ns; 10]);
+        let mut run = one_suite("x86_64", "native", "spinlock", &[count, time]);
+        run.targets[0].toolchain.as_mut().unwrap().version = compiler.into();
+        run
+    };
+    let dir = temp_dir("counts-only");
+    update_baselines(&side(16.0, 10.0, "rustc 1.85.0"), &dir, None, None, "old").unwrap();
+    let newer = side(15.0, 20.0, "rustc 1.96.0");
+    let lines = update::update_counts(&newer, &dir, None, None, "new").unwrap();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let b = baseline::read(&dir, &"x86_64".into(), &"spinlock".into())
+        .unwrap()
+        .unwrap();
+    let value = |metric: &str| {
+        b.cells
+            .iter()
+            .find(|c| c.metric == metric)
+            .and_then(|c| c.summary.median)
+    };
+    assert_eq!(value("insns_per_op"), Some(15.0));
+    assert_eq!(value("ticks_per_op"), Some(10.0), "the timing stays");
+    assert_eq!(b.testbed.compiler_version.as_deref(), Some("rustc 1.96.0"));
+    assert_eq!(b.testbed.timings_compiler.as_deref(), Some("rustc 1.85.0"));
+    assert_eq!(b.commit, "new");
+    let report = stored(&newer, &dir);
+    assert_eq!(report.counts_compared, 1, "{}", report.terminal());
+    let timing = report
+        .cells
+        .iter()
+        .find(|c| c.metric == "ticks_per_op")
+        .unwrap();
+    assert_eq!(timing.verdict, Verdict::Incomparable);
+    assert!(
+        timing
+            .note
+            .as_deref()
+            .unwrap_or_default()
+            .contains("compiler: baseline `rustc 1.85.0`"),
+        "{timing:?}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// What decides whether counts compare is the binary: the same one counts
+/// the same whatever compiler label the baseline carries, and a baseline
+/// from another compiler with another binary is what `to_recount` names.
+#[test]
+fn gate_the_same_binary_compares_whatever_the_labels_say() {
+    let side = |compiler: &str, binary: &str| {
+        let mut count = cell("lock_unlock", json!({"lock": "ticket"}), vec![16.0]);
+        count.metric = "insns_per_op";
+        count.gating = false;
+        let mut run = one_suite("aarch64", "qemu", "spinlock", &[count]);
+        run.targets[0].toolchain.as_mut().unwrap().version = compiler.into();
+        run.targets[0]
+            .binaries
+            .insert("spinlock".into(), binary.into());
+        run
+    };
+    let dir = temp_dir("same-binary");
+    update_baselines(&side("rustc 1.85.0", "aaaa"), &dir, None, None, "old").unwrap();
+    let relabelled = side("rustc 1.96.0", "aaaa");
+    let report = stored(&relabelled, &dir);
+    assert_eq!(report.counts_compared, 1, "{}", report.terminal());
+    let reference = Reference::stored(&relabelled, &dir).unwrap();
+    assert!(reference.to_recount(&relabelled).is_empty());
+    let rebuilt = side("rustc 1.96.0", "bbbb");
+    assert_eq!(stored(&rebuilt, &dir).counts_compared, 0);
+    let reference = Reference::stored(&rebuilt, &dir).unwrap();
+    let want: std::collections::BTreeMap<String, Vec<crate::name::Name>> =
+        [("old".to_string(), vec!["aarch64".into()])].into();
+    assert_eq!(reference.to_recount(&rebuilt), want);
     std::fs::remove_dir_all(dir).unwrap();
 }

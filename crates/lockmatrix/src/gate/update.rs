@@ -25,6 +25,39 @@ pub fn update_baselines(
     suites: Option<&[String]>,
     commit: &str,
 ) -> Result<Vec<String>> {
+    update(run, baselines, targets, suites, commit, Scope::All)
+}
+
+/// [`update_baselines`] of the instruction counts and ordering footprints
+/// only (`baseline update --counts-only`), after a compiler update: every
+/// timing cell stays as it was, with the compiler it was measured with
+/// (`Testbed::timings_compiler`), so that the diff touches only the count
+/// cells, the footprints and the testbed.
+pub fn update_counts(
+    run: &Run,
+    baselines: &Path,
+    targets: Option<&[String]>,
+    suites: Option<&[String]>,
+    commit: &str,
+) -> Result<Vec<String>> {
+    update(run, baselines, targets, suites, commit, Scope::Counts)
+}
+
+/// What an update records.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Scope {
+    All,
+    Counts,
+}
+
+fn update(
+    run: &Run,
+    baselines: &Path,
+    targets: Option<&[String]>,
+    suites: Option<&[String]>,
+    commit: &str,
+    scope: Scope,
+) -> Result<Vec<String>> {
     check_names(
         "target",
         targets,
@@ -96,7 +129,7 @@ pub fn update_baselines(
     for (t, s) in &selected {
         let path = baseline::path(baselines, &t.name, &s.suite);
         match baseline::read(baselines, &t.name, &s.suite) {
-            Ok(old) => plans.push(plan(run, t, s, path, old, commit)),
+            Ok(old) => plans.push(plan(run, t, s, path, old, commit, scope)),
             Err(e) => refusals.push(format!("refusing to overwrite {}: {e:#}", path.display())),
         }
     }
@@ -148,6 +181,39 @@ pub fn baseline_of(run: &Run, t: &TargetResult, s: &SuiteRun, commit: &str) -> B
             .map(BaselineCell::from_run)
             .collect(),
         footprint: super::ordering::Footprints::of(&t.triple, s),
+        binary: t.binaries.get(&s.suite).cloned(),
+    }
+}
+
+/// `old` with `new`'s counts, footprints and counting testbed; its timing
+/// cells and the testbed they were measured on stay.
+fn counts_into(old: &Baseline, new: Baseline) -> Baseline {
+    let timings_compiler = old
+        .testbed
+        .timings_compiler
+        .clone()
+        .or_else(|| old.testbed.compiler_version.clone())
+        .filter(|c| Some(c) != new.testbed.compiler_version.as_ref());
+    let testbed = Testbed {
+        runner: old.testbed.runner,
+        cpu_model: old.testbed.cpu_model.clone(),
+        emulator_version: old.testbed.emulator_version.clone(),
+        machine: old.testbed.machine.clone(),
+        kernel: old.testbed.kernel.clone(),
+        timings_compiler,
+        ..new.testbed
+    };
+    let mut cells: Vec<BaselineCell> = old
+        .cells
+        .iter()
+        .filter(|c| !c.kind().exact())
+        .cloned()
+        .collect();
+    cells.extend(new.cells.into_iter().filter(|c| c.kind().exact()));
+    Baseline {
+        testbed,
+        cells,
+        ..new
     }
 }
 
@@ -165,8 +231,12 @@ fn plan(
     path: PathBuf,
     old: Option<Baseline>,
     commit: &str,
+    scope: Scope,
 ) -> Plan {
-    let new = baseline_of(run, t, s, commit);
+    let mut new = baseline_of(run, t, s, commit);
+    if let (Scope::Counts, Some(old)) = (scope, &old) {
+        new = counts_into(old, new);
+    }
     let n = new.cells.len();
     let shown = path.display().to_string();
     let Some(old) = old else {

@@ -11,7 +11,7 @@
 mod ordering;
 mod plan;
 mod site;
-mod worktree;
+pub mod worktree;
 
 pub use plan::rounds;
 
@@ -45,6 +45,31 @@ pub struct Options {
     pub against: Option<String>,
     /// Do not count instructions (no plugin, no counted runs).
     pub no_insns: bool,
+    /// Only count instructions (and take the static footprints): one
+    /// counting invocation per suite, no timed rounds, no model check. A
+    /// baseline's commit is recounted so ([`recount`]).
+    pub counts_only: bool,
+    /// Build the suites from this tree (a worktree of another commit)
+    /// rather than the checkout; the plugin that counts is the checkout's.
+    pub tree: Option<PathBuf>,
+}
+
+impl Options {
+    /// The options of a recount of `tree` (a baseline's commit) into
+    /// `results_dir`, beside a run made with `self`.
+    pub fn recount(&self, tree: PathBuf, results_dir: PathBuf) -> Options {
+        Options {
+            profile: self.profile,
+            rounds: Some(1),
+            timeout_secs: self.timeout_secs,
+            results_dir,
+            features: self.features.clone(),
+            against: None,
+            no_insns: false,
+            counts_only: true,
+            tree: Some(tree),
+        }
+    }
 }
 
 /// What [`prepare`] settled before anything is installed or built.
@@ -400,6 +425,7 @@ pub fn run(
     let (targets, jobs, job_of) = set_up(config, selected, need, &prepared.cache)?;
     let started = host::utc(host::now_secs());
     let (run_id, dir) = results::new_run_dir(&opts.results_dir, &started)?;
+    let tree = opts.tree.as_deref().unwrap_or(root);
     std::fs::create_dir_all(dir.join("logs"))?;
     observer.event(Event::RunStarted {
         run_id: &run_id,
@@ -414,7 +440,7 @@ pub fn run(
         finished: None,
         command: std::env::args().skip(1).collect(),
         profile: opts.profile,
-        host: host::collect(root),
+        host: host::collect(tree),
         insns_plugin: None,
         lock_crates: Default::default(),
         models: None,
@@ -436,7 +462,7 @@ pub fn run(
 
     let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
     let base_dir = dir.join("base");
-    let (built, base_built) = build_trees(root, &dir, prepared, &jobs, &names, opts, observer)?;
+    let (built, base_built) = build_trees(tree, &dir, prepared, &jobs, &names, opts, observer)?;
     let plugin = plugin(root, &jobs, opts, &mut run, observer);
     let mut base_run = base_built.as_ref().map(|_| base_run_of(&run));
 
@@ -500,6 +526,7 @@ pub fn run(
             timeout: Duration::from_secs(opts.timeout_secs.unwrap_or(config.timeout_secs(t))),
             profile: opts.profile,
             rounds: opts.rounds,
+            counts_only: opts.counts_only,
         };
         let sides = Sides {
             head: (&dir, result),
@@ -531,10 +558,12 @@ pub fn run(
     if let (Some(b), Some(br)) = (&base_built, base_run.as_mut()) {
         sides(&mut br.targets, b);
     }
-    run.models = ordering::models(root, &names, &opts.features, observer);
+    if !opts.counts_only {
+        run.models = ordering::models(root, &names, &opts.features, observer);
+    }
 
     run.finished = Some(host::utc(host::now_secs()));
-    run.lock_crates = results::lock_crates(&run, &root.join("Cargo.lock"));
+    run.lock_crates = results::lock_crates(&run, &tree.join("Cargo.lock"));
     if let (Some(base), Some(w)) = (&mut base_run, &prepared.base) {
         base.finished = run.finished.clone();
         base.lock_crates = results::lock_crates(base, &w.path.join("Cargo.lock"));

@@ -98,6 +98,25 @@ pub fn plan(
     steps
 }
 
+/// The invocations that count instructions, and only those: under QEMU
+/// one round with the plugin, elsewhere the counted invocation under the
+/// target's `counted_under` emulator (none when `counted` is false).
+pub fn counting(t: &Target, profile: Profile, counted: bool) -> Vec<Step> {
+    let mut args = vec!["--profile".to_string(), profile.name().to_string()];
+    args.extend(["--rounds", "1"].map(String::from));
+    let counted = counted && t.runner != RunnerKind::Qemu;
+    let emulated = t.runner == RunnerKind::Qemu;
+    (emulated || counted)
+        .then_some(Step {
+            side: Side::Head,
+            args,
+            round: None,
+            counted,
+        })
+        .into_iter()
+        .collect()
+}
+
 /// One side's invocations of a suite, folded into one outcome and its
 /// records, with the commands that reproduce them.
 pub struct Folded {
@@ -206,6 +225,19 @@ mod tests {
             plan(&t, Profile::Quick, None, true, false).len(),
             2 * AB_ROUNDS.0 as usize
         );
+    }
+
+    #[test]
+    fn counting_is_one_invocation_where_counts_are_made() {
+        let qemu = counting(&target(RunnerKind::Qemu), Profile::Quick, false);
+        assert_eq!(shape(&qemu), [(Side::Head, None, false)]);
+        assert!(qemu[0].args.ends_with(&["--rounds".into(), "1".into()]));
+        let native = target(RunnerKind::Native);
+        assert_eq!(
+            shape(&counting(&native, Profile::Quick, true)),
+            [(Side::Head, None, true)]
+        );
+        assert!(counting(&native, Profile::Quick, false).is_empty());
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub struct Site<'a> {
     pub timeout: Duration,
     pub profile: Profile,
     pub rounds: Option<u32>,
+    /// Only the invocations that count instructions.
+    pub counts_only: bool,
 }
 
 /// One suite's runs on a site: this tree's and, with `--against`, the
@@ -91,7 +93,11 @@ impl Site<'_> {
         let counted = self.plugin.is_some() && self.target.counted_under.is_some();
         let against = self.base_binaries.is_some();
         let (mut head, mut base) = (None, None);
-        for step in plan(self.target, self.profile, self.rounds, against, counted) {
+        let steps = match self.counts_only {
+            true => super::plan::counting(self.target, self.profile, counted),
+            false => plan(self.target, self.profile, self.rounds, against, counted),
+        };
+        for step in steps {
             let (binaries, acc) = match step.side {
                 Side::Head => (self.binaries, &mut head),
                 Side::Base => (
