@@ -10,29 +10,8 @@
 //!
 //! One test, in steps: every step builds in the same shared cache.
 
-use serde_json::Value;
-
 use crate::common::*;
 use crate::scratch::*;
-
-/// The verdicts the gate's JSON report gave: `target bench case metric`.
-fn regressions(report: &Value) -> Vec<String> {
-    report["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["verdict"] == "regression")
-        .map(|c| {
-            format!(
-                "{} {} {} {}",
-                c["target"].as_str().unwrap(),
-                c["bench"].as_str().unwrap(),
-                c["case"],
-                c["metric"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
 
 #[test]
 fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {

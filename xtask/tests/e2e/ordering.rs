@@ -47,24 +47,17 @@ fn gate(
     against: &str,
     json: &std::path::Path,
 ) -> (std::process::Output, Value) {
-    let (out, _) = matrix_in(
-        repo,
-        results,
-        &[
-            "--against",
-            against,
-            "--targets",
-            TARGETS,
-            "--suites",
-            "spinlock",
-            "--rounds",
-            "1",
-            "--json",
-            s(json),
-        ],
-    );
-    let report = read_json(json);
-    (out, report)
+    let args = [
+        "--against",
+        against,
+        "--targets",
+        TARGETS,
+        "--suites",
+        "spinlock",
+        "--rounds",
+        "1",
+    ];
+    matrix_report(repo, results, json, &args)
 }
 
 #[test]

@@ -11,6 +11,7 @@ use crate::common::*;
 use crate::scratch::*;
 
 const TARGETS: &str = "aarch64,riscv64";
+const TICKET: &str = "lock_unlock {\"lock\":\"ticket\",\"threads\":1} insns_per_op";
 
 fn matrix(
     dir: &std::path::Path,
@@ -25,16 +26,9 @@ fn matrix(
         "spinlock",
         "--rounds",
         "1",
-        "--json",
-        s(json),
     ];
     args.extend_from_slice(more);
-    let (out, _) = matrix_in(dir, results, &args);
-    let report = std::fs::read_to_string(json)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (out, report)
+    matrix_report(dir, results, json, &args)
 }
 
 #[test]
@@ -125,22 +119,10 @@ fn baselines_from_another_compiler_are_recounted_and_every_count_gates() {
     );
     let (out, report) = matrix(&repo, &results, &work.join("slower.json"), &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let regressed: Vec<String> = report["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["verdict"] == "regression")
-        .map(|c| {
-            format!(
-                "{} {}",
-                c["target"].as_str().unwrap(),
-                c["case"]["lock"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
+    let regressed = regressions(&report);
     assert_eq!(
         regressed,
-        ["aarch64 ticket", "riscv64 ticket"],
+        [format!("aarch64 {TICKET}"), format!("riscv64 {TICKET}")],
         "{}",
         text(&out)
     );

@@ -2,6 +2,7 @@
 //! a copy of this checkout committed once, edits committed on top, and the
 //! matrix run in it as a user in that checkout would.
 
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -91,4 +92,36 @@ pub fn matrix_in(dir: &Path, results: &Path, args: &[&str]) -> (Output, PathBuf)
     all.extend_from_slice(args);
     let out = xtask_in(dir, &all);
     (out, newest(results))
+}
+
+/// [`matrix_in`] with `--json FILE` added, and the gate's JSON report from
+/// it (null when none was written).
+pub fn matrix_report(dir: &Path, results: &Path, json: &Path, args: &[&str]) -> (Output, Value) {
+    let mut all = args.to_vec();
+    all.extend(["--json", s(json)]);
+    let (out, _) = matrix_in(dir, results, &all);
+    let report = std::fs::read_to_string(json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (out, report)
+}
+
+/// The regressions the gate's JSON report gave: `target bench case metric`.
+pub fn regressions(report: &Value) -> Vec<String> {
+    report["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "regression")
+        .map(|c| {
+            format!(
+                "{} {} {} {}",
+                c["target"].as_str().unwrap(),
+                c["bench"].as_str().unwrap(),
+                c["case"],
+                c["metric"].as_str().unwrap()
+            )
+        })
+        .collect()
 }

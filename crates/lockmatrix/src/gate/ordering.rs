@@ -374,36 +374,32 @@ impl ModelGate {
 mod tests {
     use super::*;
 
-    fn op(unit: &str, op: &str, entries: &[(Class, &str, u32)]) -> OpFootprint {
+    fn entries<N: Copy>(list: &[(Class, &str, N)]) -> Vec<Entry<N>> {
+        list.iter()
+            .map(|&(class, insn, count)| Entry {
+                class,
+                insn: insn.to_string(),
+                count,
+            })
+            .collect()
+    }
+
+    fn op(unit: &str, op: &str, list: &[(Class, &str, u32)]) -> OpFootprint {
         OpFootprint {
             unit: unit.into(),
             op: op.into(),
-            entries: entries
-                .iter()
-                .map(|(class, insn, count)| Entry {
-                    class: *class,
-                    insn: insn.to_string(),
-                    count: *count,
-                })
-                .collect(),
+            entries: entries(list),
         }
     }
 
-    fn cell(lock: &str, entries: &[(Class, &str, f64)]) -> CellFootprint {
+    fn cell(lock: &str, list: &[(Class, &str, f64)]) -> CellFootprint {
         let mut case = Map::new();
         case.insert("lock".into(), lock.into());
         case.insert("threads".into(), 1.into());
         CellFootprint {
             bench: "lock_unlock".into(),
             case,
-            entries: entries
-                .iter()
-                .map(|(class, insn, count)| Entry {
-                    class: *class,
-                    insn: insn.to_string(),
-                    count: *count,
-                })
-                .collect(),
+            entries: entries(list),
         }
     }
 

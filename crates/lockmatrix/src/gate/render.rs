@@ -273,14 +273,7 @@ impl GateReport {
             out.push('\n');
         }
         for (title, why, lines, _) in self.ordering_sections() {
-            if lines.is_empty() {
-                continue;
-            }
-            let _ = writeln!(out, "{}: {why}", shout(&title));
-            for l in &lines {
-                let _ = writeln!(out, "  {l}");
-            }
-            out.push('\n');
+            listed(&mut out, &title, &why, &lines);
         }
         for (i, (title, why, cells)) in self.cell_sections().into_iter().enumerate() {
             if cells.is_empty() {
@@ -298,14 +291,7 @@ impl GateReport {
             out.push('\n');
         }
         for (title, why, lines) in self.grouped_sections() {
-            if lines.is_empty() {
-                continue;
-            }
-            let _ = writeln!(out, "{}: {why}", shout(&title));
-            for l in &lines {
-                let _ = writeln!(out, "  {l}");
-            }
-            out.push('\n');
+            listed(&mut out, &title, &why, &lines);
         }
         if !self.notes.is_empty() {
             out.push_str("NOTES\n");
@@ -516,6 +502,18 @@ impl GateReport {
             "cells": self.cells,
         })
     }
+}
+
+/// A terminal section of lines under its shouted title, when it has any.
+fn listed(out: &mut String, title: &str, why: &str, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}: {why}", shout(title));
+    for l in lines {
+        let _ = writeln!(out, "  {l}");
+    }
+    out.push('\n');
 }
 
 fn ratio(c: &CellReport) -> f64 {

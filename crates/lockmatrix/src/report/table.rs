@@ -112,6 +112,15 @@ fn to_insns(s: &Sample, _timer_hz: f64) -> Option<f64> {
     s.kind().exact().then_some(s.value?)
 }
 
+/// The targets that ran `suite`, in run order: a table's columns.
+fn targets_with<'a>(run: &'a Run, suite: &str) -> Vec<&'a str> {
+    run.targets
+        .iter()
+        .filter(|t| t.suites.iter().any(|s| s.suite == suite))
+        .map(|t| t.name.as_str())
+        .collect()
+}
+
 /// One table per suite: a row per cell (bench, case, metric), a column per
 /// target, the median over rounds of what `pick` takes from each sample.
 fn per_target(
@@ -120,12 +129,7 @@ fn per_target(
     pick: fn(&Sample, f64) -> Option<f64>,
     decimals: usize,
 ) -> Option<String> {
-    let columns: Vec<&str> = run
-        .targets
-        .iter()
-        .filter(|t| t.suites.iter().any(|s| s.suite == suite))
-        .map(|t| t.name.as_str())
-        .collect();
+    let columns = targets_with(run, suite);
     // (bench, case, metric) -> target -> values
     let mut cells: BTreeMap<(Name, String, Name), BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
     for t in &run.targets {
@@ -211,12 +215,7 @@ pub fn footprints(run: &Run) -> String {
         }
     }
     for suite in suites {
-        let columns: Vec<&str> = run
-            .targets
-            .iter()
-            .filter(|t| t.suites.iter().any(|s| s.suite == suite))
-            .map(|t| t.name.as_str())
-            .collect();
+        let columns = targets_with(run, suite);
         let mut ops: BTreeMap<(&str, &str), BTreeMap<&str, String>> = BTreeMap::new();
         for t in &run.targets {
             for s in t.suites.iter().filter(|s| s.suite == suite) {
