@@ -103,7 +103,9 @@ fn baselines_from_another_compiler_are_recounted_and_every_count_gates() {
         "{shown}"
     );
     assert!(
-        shown.contains(&format!("PASS: {counts}/{counts} instruction counts exact")),
+        shown.contains(&format!(
+            "PASS: {counts}/{counts} instruction counts compared exactly"
+        )),
         "{shown}"
     );
 

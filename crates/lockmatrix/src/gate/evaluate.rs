@@ -129,6 +129,9 @@ pub struct CellReport {
     pub better: Better,
     /// In its suite's timing family.
     pub gating: bool,
+    /// A timing-family cell on real hardware: one that can fail the gate
+    /// on its statistics (`policy::Role::Family`).
+    pub family: bool,
     pub verdict: Verdict,
     /// The run's values (original units).
     pub head: Summary,
@@ -791,6 +794,7 @@ fn suite(
             unit: cell.unit.clone(),
             better: cell.better,
             gating: cell.gating,
+            family: policy::role(cell.kind(), t.runner, cell.gating) == Role::Family,
             verdict: Verdict::NoBaseline,
             head: Summary::of(&cell.samples),
             base: None,
@@ -799,7 +803,7 @@ fn suite(
             rounds_needed: None,
             note: None,
         };
-        if policy::role(cell.kind(), t.runner, cell.gating) == Role::Family {
+        if r.family {
             report.family_present += 1;
         }
         if let Some(rc) = reference.cells.get(&cell.key) {

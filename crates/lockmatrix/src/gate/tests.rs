@@ -1195,7 +1195,7 @@ fn gate_a_verdict_that_compared_less_than_everything_is_not_gated() {
         same.terminal()
     );
     assert!(
-        last_line(&same.terminal()).starts_with("PASS: 1/1 instruction counts exact"),
+        last_line(&same.terminal()).starts_with("PASS: 1/1 instruction counts compared exactly"),
         "{}",
         same.terminal()
     );
@@ -1222,8 +1222,9 @@ fn gate_a_verdict_that_compared_less_than_everything_is_not_gated() {
     let base = one_suite("x86_64", "native", "atomic", &cells);
     let (same, dir) = gate("verdict-timing", &base, &base);
     assert!(
-        last_line(&same.terminal())
-            .starts_with("PASS: 0/0 instruction counts exact, 3/3 timing-family cells gated"),
+        last_line(&same.terminal()).starts_with(
+            "PASS: 0/0 instruction counts compared exactly, 3/3 timing-family cells gated"
+        ),
         "{}",
         same.terminal()
     );

@@ -255,7 +255,11 @@ fn plan(
         .filter(|(k, c)| before.get(k).is_some_and(|b| b != *c))
         .count();
     let testbed = old.testbed.differences(&new.testbed);
-    if added + removed + updated == 0 && testbed.is_empty() {
+    // The footprints, the binary and the format count as content too: a
+    // file from before footprints were recorded is rewritten with them.
+    let footprint = old.footprint != new.footprint;
+    let rest = footprint || old.binary != new.binary || old.format != new.format;
+    if added + removed + updated == 0 && testbed.is_empty() && !rest {
         return Plan {
             text: None,
             line: format!("{shown}: {n} cells, unchanged"),
@@ -266,6 +270,9 @@ fn plan(
         format!("{shown}: {n} cells ({added} new, {removed} removed, {updated} updated)");
     if !testbed.is_empty() {
         line.push_str(&format!("; testbed changed: {}", testbed.join("; ")));
+    }
+    if footprint {
+        line.push_str("; ordering footprint changed");
     }
     Plan {
         text: Some(baseline::to_text(&new)),

@@ -78,14 +78,17 @@ impl GateReport {
         out
     }
 
-    /// The most common reason among the incomparable cells of one kind
-    /// (counts or timings), with how many share it.
+    /// The most common reason among the incomparable counts, or the
+    /// incomparable timing-family cells, with how many share it.
     fn main_cause(&self, counts: bool) -> String {
         let mut causes: BTreeMap<&str, usize> = BTreeMap::new();
-        for c in self
-            .with(Verdict::Incomparable)
-            .filter(|c| c.kind().exact() == counts)
-        {
+        for c in self.with(Verdict::Incomparable).filter(|c| {
+            if counts {
+                c.kind().exact()
+            } else {
+                c.family
+            }
+        }) {
             *causes.entry(c.note.as_deref().unwrap_or("?")).or_default() += 1;
         }
         match causes.into_iter().max_by_key(|(_, n)| *n) {
@@ -96,14 +99,23 @@ impl GateReport {
     }
 
     /// The last line: the outcome and what it rests on, e.g. `PASS: 330/330
-    /// instruction counts exact, 31/31 timing-family cells gated, 730
+    /// instruction counts compared exactly, 31/31 timing-family cells gated, 730
     /// footprints exact, 16/16 models passed`; for NOT GATED, what was not
     /// compared and the command that would compare it.
     pub fn verdict_line(&self) -> String {
         let outcome = self.outcome();
+        let fewer = self
+            .with(Verdict::Improvement)
+            .filter(|c| c.kind().exact())
+            .count();
         let mut parts = vec![format!(
-            "{}/{} instruction counts exact",
-            self.counts_compared, self.counts_with_reference
+            "{}/{} instruction counts compared exactly{}",
+            self.counts_compared,
+            self.counts_with_reference,
+            match fewer {
+                0 => String::new(),
+                n => format!(" ({n} fewer)"),
+            }
         )];
         parts.push(if self.family_present == 0 {
             "no timing family on real hardware here (QEMU timings are advisory)".into()
