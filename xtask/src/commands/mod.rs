@@ -160,11 +160,13 @@ pub fn gate_run(
     if let Some(d) = &outputs.json {
         d.write(&serde_json::to_string_pretty(&report.json())?)?;
     }
+    // Each operation's ordering footprint per target, collapsed.
+    let footprints = lockmatrix::report::footprints::markdown(run);
     if let Some(d) = &outputs.markdown {
-        d.write(&report.markdown(1 << 20))?;
+        d.write(&report.markdown_with(1 << 20, &footprints))?;
     }
     if let Some(d) = &outputs.pr_comment {
-        d.write(&report.markdown(64_000))?;
+        d.write(&report.markdown_with(64_000, &footprints))?;
     }
     use lockmatrix::gate::verdict::Outcome;
     Ok(match report.outcome() {

@@ -11,13 +11,14 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 const TARGETS: [&str; 2] = ["x86_64", "aarch64"];
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 9] = [
     "Run",
     "Seed 000: local vs fully ordered CAS, and interrupts off/on",
     "Seed 001: ns per acquisition vs threads",
     "Seed 003: S1/S2 stress, mean ± std",
     "Seed 002: readers and writers",
     "Fairness: per-thread acquisition spread",
+    "Memory ordering: model check and footprint",
     "The gate",
     "Run metadata",
 ];

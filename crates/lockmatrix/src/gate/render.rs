@@ -317,6 +317,13 @@ impl GateReport {
     /// regressions in the open, everything else in `<details>` blocks. Cut to
     /// at most `max_bytes` bytes, with a note saying so.
     pub fn markdown(&self, max_bytes: usize) -> String {
+        self.markdown_with(max_bytes, &[])
+    }
+
+    /// [`GateReport::markdown`] with more collapsed sections before the
+    /// closing lines, each `(summary, Markdown body)`, within the budget
+    /// (the run's ordering footprint table, `report::footprints`).
+    pub fn markdown_with(&self, max_bytes: usize, extra: &[(String, String)]) -> String {
         let mut b = Budget::new(max_bytes);
         let verdict = self.outcome().word();
         b.push(&format!(
@@ -447,6 +454,13 @@ impl GateReport {
                 self.notes
                     .iter()
                     .map(|n| format!("- {}: {}\n", md(&n.place()), md(&n.what))),
+                "\n</details>\n\n",
+            );
+        }
+        for (summary, body) in extra {
+            b.section(
+                &format!("<details><summary>{summary}</summary>\n\n"),
+                body.lines().map(|l| format!("{l}\n")),
                 "\n</details>\n\n",
             );
         }

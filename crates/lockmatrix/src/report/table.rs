@@ -206,56 +206,25 @@ pub fn timings(run: &Run) -> String {
 /// between architectures, a number that moves between runs is an ordering
 /// change (the gate names the instructions).
 pub fn footprints(run: &Run) -> String {
-    use crate::footprint::Class;
     let mut out = String::new();
-    let mut suites: Vec<&str> = Vec::new();
-    for s in run.targets.iter().flat_map(|t| &t.suites) {
-        if !s.static_footprint.is_empty() && !suites.contains(&s.suite.as_str()) {
-            suites.push(&s.suite);
-        }
-    }
-    for suite in suites {
-        let columns = targets_with(run, suite);
-        let mut ops: BTreeMap<(&str, &str), BTreeMap<&str, String>> = BTreeMap::new();
-        for t in &run.targets {
-            for s in t.suites.iter().filter(|s| s.suite == suite) {
-                for op in &s.static_footprint {
-                    let n = |c: Class| -> u32 {
-                        op.footprint
-                            .entries
-                            .iter()
-                            .filter(|e| e.class == c)
-                            .map(|e| e.count)
-                            .sum()
-                    };
-                    let text = format!(
-                        "{}/{}/{}",
-                        n(Class::FullBarrier),
-                        n(Class::OneWay),
-                        n(Class::AtomicRmw)
-                    );
-                    ops.entry((&op.unit, &op.op))
-                        .or_default()
-                        .insert(&t.name, text);
-                }
-            }
-        }
+    for t in super::footprints::tables(run) {
         let header = ["unit", "op"]
             .iter()
             .map(|s| s.to_string())
-            .chain(columns.iter().map(|c| c.to_string()));
+            .chain(t.targets.iter().map(|c| c.to_string()));
         let mut rows = vec![header.collect::<Vec<_>>()];
-        for ((unit, op), per_target) in ops {
+        for ((unit, op), per_target) in &t.rows {
             let mut row = vec![unit.to_string(), op.to_string()];
             row.extend(
-                columns
+                t.targets
                     .iter()
-                    .map(|c| per_target.get(c).cloned().unwrap_or_else(|| "-".into())),
+                    .map(|c| per_target.get(c).map_or_else(|| "-".into(), |x| x.counts())),
             );
             rows.push(row);
         }
         out.push_str(&format!(
-            "\n{suite}: ordering footprint per operation, whole code (full barriers/one-way/atomic RMW; exact, gated; `report --footprint` names them)\n{}",
+            "\n{}: ordering footprint per operation, whole code (full barriers/one-way/atomic RMW; exact, gated; `report --footprint` names them)\n{}",
+            t.suite,
             render(&rows)
         ));
     }

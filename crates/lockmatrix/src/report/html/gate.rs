@@ -46,15 +46,42 @@ pub fn section(run: &Run, gate: Option<&GateReport>) -> String {
         out.push_str(&counts(run, None));
         return out;
     };
-    let verdict = if g.failed() { "FAIL" } else { "PASS" };
+    let verdict = g.outcome().word();
     out.push_str(&format!(
-        "<p class=\"verdict {}\">gate: <strong>{verdict}</strong> against {}{}</p><p>{}</p><p>{}</p>",
-        verdict.to_lowercase(),
+        "<p class=\"verdict {}\">gate: <strong>{verdict}</strong> against {}{}</p><p>{}</p><p>{}</p><p>{}</p>",
+        if g.failed() { "fail" } else { "pass" },
         esc(&g.reference),
         if g.paired { " (paired, rounds interleaved)" } else { "" },
         esc(&g.timing.line()),
+        esc(&g.models.line()),
         esc(&g.count_line())
     ));
+    for line in g.verdict_line().lines() {
+        out.push_str(&format!("<p><strong>{}</strong></p>", esc(line)));
+    }
+    for r in &g.recounted {
+        out.push_str(&format!("<p>{}</p>", esc(&r.line())));
+    }
+    for v in &g.models.violated {
+        out.push_str(&format!(
+            "<p class=\"fail\">model violated: {}/{} <code>{}</code>: {}</p>",
+            esc(&v.suite),
+            esc(&v.lock),
+            esc(&v.model),
+            esc(&v.failure)
+        ));
+    }
+    for c in &g.ordering {
+        let (class, ack) = match &c.acknowledged {
+            Some(a) => ("", format!(" (acknowledged: {})", a.describe())),
+            None => ("fail", String::new()),
+        };
+        out.push_str(&format!(
+            "<p class=\"{class}\">ordering changed: {}{}</p>",
+            esc(&c.line()),
+            esc(&ack)
+        ));
+    }
     for c in &g.failed_checks {
         out.push_str(&format!(
             "<p class=\"fail\">failed check {}/{} {} [{}] {}: {}</p>",

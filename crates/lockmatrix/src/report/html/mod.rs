@@ -14,7 +14,8 @@
 //! [`scaling`] (seed 001: ns per acquisition vs threads), [`stress`]
 //! (seed 003: S1/S2 mean ± std), [`rwsem`] (seed 002: ops per thread
 //! min/avg/max), [`fairness`] (per-thread acquisition spread), [`gate`]
-//! (forest plot, instruction counts, advisory list), [`meta`] (run
+//! (forest plot, instruction counts, advisory list), [`ordering`] (the
+//! model check and each operation's ordering footprint), [`meta`] (run
 //! metadata and reproduce commands); [`page`] puts them together. Each
 //! section takes its numbers from `report::seeds`, which also prints the
 //! terminal tables, so the two never disagree.
@@ -22,6 +23,7 @@
 mod fairness;
 mod gate;
 mod meta;
+mod ordering;
 mod page;
 mod rwsem;
 mod scaling;
@@ -245,5 +247,66 @@ mod tests {
             ),
             "{html}"
         );
+    }
+
+    /// The ordering section: one row per operation with its counts by
+    /// class, the instructions (escaped) in the cell's title, the one the
+    /// gate found changed highlighted, and a violated model shown as such.
+    #[test]
+    fn the_ordering_section_shows_footprints_and_models() {
+        use crate::footprint::{Class, Entry, StaticFootprint};
+        let mut run = sample_run();
+        let s = &mut run.targets[1].suites[0];
+        s.static_footprint.push(crate::results::StaticOp {
+            unit: "ticket".into(),
+            op: "unlock".into(),
+            footprint: StaticFootprint {
+                entries: vec![Entry {
+                    class: Class::OneWay,
+                    insn: "stlr <w8>".into(),
+                    count: 1,
+                }],
+                followed: vec![],
+                stopped: vec![],
+                indirect_calls: 0,
+                insns: 3,
+            },
+        });
+        run.models = Some(crate::results::ModelRun {
+            results: vec![crate::model::ModelResult {
+                suite: "spinlock".into(),
+                lock: "ticket".into(),
+                model: "2 threads x 2 acquisitions".into(),
+                covers: "exclusion".into(),
+                ok: false,
+                interleavings: 1,
+                preemption_bound: 3,
+                secs: 0.01,
+                reached: Default::default(),
+                failure: Some("Causality violation <here>".into()),
+                trace: vec![],
+                cached: false,
+            }],
+            unmodelled: vec![],
+            error: None,
+            build_secs: None,
+            secs: 0.01,
+        });
+        let html = render(&run, None);
+        let section = html
+            .split("<section id=\"ordering\">")
+            .nth(1)
+            .unwrap()
+            .split("</section>")
+            .next()
+            .unwrap();
+        assert!(
+            section.contains("<td><span title=\"aarch64: 1 stlr &lt;w8&gt;\">0/1/0</span></td>"),
+            "{section}"
+        );
+        assert!(section
+            .contains("<span class=\"more\">violated</span> Causality violation &lt;here&gt;"));
+        assert!(!section.contains("<here>") && !section.contains("<w8>"));
+        assert!(balanced(section, "table"));
     }
 }

@@ -2,7 +2,7 @@
 //! all in one file (no JavaScript, no fonts or CSS from the network).
 
 use super::svg::esc;
-use super::{fairness, gate, meta, rwsem, scaling, seed000, stress};
+use super::{fairness, gate, meta, ordering, rwsem, scaling, seed000, stress};
 use crate::gate::evaluate::GateReport;
 use crate::report::table;
 use crate::results::Run;
@@ -13,7 +13,7 @@ pub const GENERATOR: &str = "<meta name=\"generator\" content=\"lockmatrix\">";
 
 /// Every section, in page order: (anchor, heading). Every heading is on
 /// every page, with a line saying so when the run has no data for it.
-pub const SECTIONS: [(&str, &str); 8] = [
+pub const SECTIONS: [(&str, &str); 9] = [
     ("run", "Run"),
     (
         "seed000",
@@ -23,6 +23,7 @@ pub const SECTIONS: [(&str, &str); 8] = [
     ("seed003", "Seed 003: S1/S2 stress, mean ± std"),
     ("seed002", "Seed 002: readers and writers"),
     ("fairness", "Fairness: per-thread acquisition spread"),
+    ("ordering", "Memory ordering: model check and footprint"),
     ("gate", "The gate"),
     ("metadata", "Run metadata"),
 ];
@@ -63,6 +64,7 @@ pub fn render(run: &Run, gate: Option<&GateReport>) -> String {
             "seed003" => stress::section(run),
             "seed002" => rwsem::section(run),
             "fairness" => fairness::section(run),
+            "ordering" => ordering::section(run, gate),
             "gate" => Some(gate::section(run, gate)),
             _ => Some(meta::section(run)),
         };
