@@ -28,6 +28,19 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         counts_only: false,
         tree: None,
     };
+    // A corrupt baseline is bad input: said before anything is built.
+    if opts.against.is_none() {
+        let baselines = resolve(
+            root,
+            args.gate
+                .baselines
+                .as_deref()
+                .unwrap_or(Path::new("baselines")),
+        );
+        let names: Vec<&lockmatrix::name::Name> = selected.iter().map(|s| &s.target.name).collect();
+        let suite_names: Vec<&str> = suites.iter().map(|s| s.name).collect();
+        lockmatrix::gate::baseline::check_readable(&baselines, &names, &suite_names)?;
+    }
     let prepared = matrix::prepare(root, &opts)?;
     if let Some(base) = &prepared.base {
         if lockmatrix::host::dirty(root) {

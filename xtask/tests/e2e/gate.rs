@@ -123,6 +123,23 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
         text(&out)
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ not json");
+    // The matrix refuses it before it builds or runs anything.
+    let runs_before = std::fs::read_dir(&results).unwrap().count();
+    let out = xtask(&[
+        "matrix",
+        "--no-install",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "atomic",
+        "--results",
+        s(&results),
+        "--baselines",
+        s(&baselines),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("corrupt baseline"), "{}", text(&out));
+    assert_eq!(std::fs::read_dir(&results).unwrap().count(), runs_before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

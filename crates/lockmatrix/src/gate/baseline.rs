@@ -326,6 +326,18 @@ pub fn read(baselines: &Path, target: &Name, suite: &Name) -> Result<Option<Base
         })
 }
 
+/// Reads the baseline of every `(target, suite)`, for its errors only: a
+/// run that will be gated against a corrupt file is refused before it
+/// builds anything.
+pub fn check_readable(baselines: &Path, targets: &[&Name], suites: &[&str]) -> Result<()> {
+    for t in targets {
+        for s in suites {
+            read(baselines, t, &crate::name::known(s))?;
+        }
+    }
+    Ok(())
+}
+
 fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
     let value: Value = serde_json::from_str(text).context("not JSON")?;
     match value.get("format") {
