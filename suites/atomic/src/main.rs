@@ -54,7 +54,8 @@ fn main() -> std::process::ExitCode {
     if args.wants("single_thread") {
         single::run(&args, &out);
     }
-    if args.wants("contended_add") {
+    // Outside the timing family: contended_add (its counts gate it).
+    if args.wants("contended_add") && !args.family {
         contended::run(&args, &out);
     }
     out.finish()

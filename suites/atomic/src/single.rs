@@ -34,7 +34,9 @@ pub fn run(args: &Args, out: &Out) {
     let sys_iters = (iters / 10).max(1);
     let reps = 5;
 
-    for (name, cas) in ops::cas_variants() {
+    // `--family`: only the ops whose timing gates.
+    let wanted = |op: &str| !args.family || gates_on_timing(op);
+    for (name, cas) in ops::cas_variants().into_iter().filter(|(n, _)| wanted(n)) {
         let word = AtomicUsize::new(0);
         let (mut next, mut misses) = (0usize, 0u64);
         let mut op = |_| {
@@ -59,7 +61,10 @@ pub fn run(args: &Args, out: &Out) {
         );
     }
 
-    for (name, add) in ops::add_return_variants() {
+    for (name, add) in ops::add_return_variants()
+        .into_iter()
+        .filter(|(n, _)| wanted(n))
+    {
         let word = AtomicUsize::new(0);
         let (mut calls, mut wrong) = (0usize, 0u64);
         let mut op = |_| {

@@ -139,7 +139,11 @@ fn rw_mix_bench(args: &Args, out: &Out, locks: &[(&str, Runner)]) {
     let duration = Duration::from_millis(args.duration_ms(QUICK_MS, FULL_MS));
     for &(lock, run_round) in locks {
         for load in LOADS {
-            for mix in MIXES {
+            // `--family`: only the cell whose timing gates.
+            for mix in MIXES
+                .into_iter()
+                .filter(|&m| !args.family || gates_on_timing(m, load))
+            {
                 let (readers, writers) = mix.sides(n);
                 let case = obj([
                     ("lock", lock.into()),

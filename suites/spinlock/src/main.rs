@@ -115,7 +115,10 @@ impl LockVisitor for LockUnlock<'_> {
         let bench = "lock_unlock";
         let rounds = args.rounds(LOCK_UNLOCK_ROUNDS.0, LOCK_UNLOCK_ROUNDS.1);
         let duration = Duration::from_millis(args.duration_ms(LOCK_UNLOCK_MS.0, LOCK_UNLOCK_MS.1));
-        for threads in args.thread_counts() {
+        // The family's lock_unlock cell is the uncontended one.
+        let counts = args.thread_counts();
+        let counts = counts.iter().filter(|&&t| !args.family || t == 1);
+        for &threads in counts {
             let case = case(L::NAME, threads);
             let mut checks = CellChecks::default();
             for round in 0..rounds {
@@ -205,7 +208,9 @@ fn main() -> ExitCode {
     out.env(&args, variants());
     out.probes(&probes::all());
     let selected = || locks::NAMES.iter().filter(|l| args.wants_lock(l));
-    for &bench in BENCHES.iter().filter(|b| args.wants(b)) {
+    // The timing family: lock_unlock at 1 thread and stress_s2 (below).
+    let in_family = |b: &str| !args.family || b != "stress_s1";
+    for &bench in BENCHES.iter().filter(|b| args.wants(b) && in_family(b)) {
         for name in selected() {
             let (out, args) = (&out, &args);
             let done = match bench {

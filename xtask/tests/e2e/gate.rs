@@ -192,11 +192,16 @@ fn against_head_on_an_unchanged_tree_passes() {
             .as_array()
             .unwrap()
             .clone();
-        let rounds: std::collections::BTreeSet<u64> = samples
-            .iter()
-            .map(|s| s["round"].as_u64().unwrap())
-            .collect();
-        assert_eq!(rounds.len(), 6, "{file}");
+        let rounds = |gating: bool| -> std::collections::BTreeSet<u64> {
+            samples
+                .iter()
+                .filter(|s| s["gating"] == gating)
+                .map(|s| s["round"].as_u64().unwrap())
+                .collect()
+        };
+        // The timing family in every round; the rest once (--family).
+        assert_eq!(rounds(true).len(), 6, "{file}");
+        assert_eq!(rounds(false).into_iter().collect::<Vec<_>>(), [0], "{file}");
     }
     // --require-gate turns NOT GATED into a failure (exit 1).
     let strict = xtask(&["gate", s(&run), "--require-gate"]);

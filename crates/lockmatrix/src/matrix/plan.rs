@@ -44,13 +44,18 @@ pub fn rounds(profile: Profile, rounds: Option<u32>, paired: bool) -> u32 {
 /// process to the next (the host moves the vCPUs), so rounds from one
 /// process understate the noise a later run sees. With `against` the sides
 /// alternate, base first in even rounds, head first in odd ones, so neither
-/// always runs warm. Last, with `counted`, one counting invocation per side.
+/// always runs warm; with `family` (both sides' binaries know `--family`)
+/// the first round runs every cell, the others only the suite's timing
+/// family: only those cells are tested pair by pair, and the advisory rest
+/// (most of a suite's time) is shown from one round per side. Last, with
+/// `counted`, one counting invocation per side.
 pub fn plan(
     t: &Target,
     profile: Profile,
     rounds_flag: Option<u32>,
     against: bool,
     counted: bool,
+    family: bool,
 ) -> Vec<Step> {
     let sides: &[Side] = if against {
         &[Side::Base, Side::Head]
@@ -82,6 +87,9 @@ pub fn plan(
             let mut args = base_args();
             args.extend(["--rounds", "1", "--seed"].map(String::from));
             args.push((r + 1).to_string());
+            if against && family && r > 0 {
+                args.push("--family".into());
+            }
             steps.extend(order.into_iter().map(|side| Step {
                 side,
                 args: args.clone(),
@@ -192,7 +200,7 @@ mod tests {
     #[test]
     fn native_rounds_are_invocations_and_against_alternates_which_side_goes_first() {
         let t = target(RunnerKind::Native);
-        let alone = plan(&t, Profile::Quick, Some(3), false, false);
+        let alone = plan(&t, Profile::Quick, Some(3), false, false, true);
         assert_eq!(
             shape(&alone),
             [
@@ -207,7 +215,7 @@ mod tests {
             "--seed".into(),
             "2".into()
         ]));
-        let ab = plan(&t, Profile::Quick, Some(2), true, true);
+        let ab = plan(&t, Profile::Quick, Some(2), true, true, true);
         assert_eq!(
             shape(&ab),
             [
@@ -219,10 +227,18 @@ mod tests {
                 (Side::Head, None, true),
             ]
         );
-        // Both sides of a pair run the same arguments.
+        // Both sides of a pair run the same arguments: every cell in the
+        // first pair, the timing family alone after it.
         assert_eq!(ab[0].args, ab[1].args);
+        assert_eq!(ab[2].args, ab[3].args);
+        assert!(!ab[0].args.contains(&"--family".to_string()));
+        assert!(ab[2].args.ends_with(&["--family".to_string()]));
+        // Alone (no base), every round runs every cell.
+        assert!(alone
+            .iter()
+            .all(|s| !s.args.contains(&"--family".to_string())));
         assert_eq!(
-            plan(&t, Profile::Quick, None, true, false).len(),
+            plan(&t, Profile::Quick, None, true, false, true).len(),
             2 * AB_ROUNDS.0 as usize
         );
     }
@@ -243,7 +259,7 @@ mod tests {
     #[test]
     fn qemu_runs_each_side_once_with_all_its_rounds() {
         let t = target(RunnerKind::Qemu);
-        let ab = plan(&t, Profile::Quick, Some(4), true, false);
+        let ab = plan(&t, Profile::Quick, Some(4), true, false, true);
         assert_eq!(
             shape(&ab),
             [(Side::Base, None, false), (Side::Head, None, false)]
@@ -276,7 +292,7 @@ mod tests {
     #[test]
     fn folding_numbers_rounds_and_keeps_only_counts_from_a_counted_run() {
         let t = target(RunnerKind::Native);
-        let steps = plan(&t, Profile::Quick, Some(2), false, true);
+        let steps = plan(&t, Profile::Quick, Some(2), false, true, true);
         let mut acc = None;
         for (i, step) in steps.iter().enumerate() {
             let text = format!(

@@ -93,9 +93,21 @@ impl Site<'_> {
         let counted = self.plugin.is_some() && self.target.counted_under.is_some();
         let against = self.base_binaries.is_some();
         let (mut head, mut base) = (None, None);
+        let family = against
+            && knows_family(self, &self.binaries[suite].path)
+            && self
+                .base_binaries
+                .is_some_and(|b| knows_family(self, &b[suite].path));
         let steps = match self.counts_only {
             true => super::plan::counting(self.target, self.profile, counted),
-            false => plan(self.target, self.profile, self.rounds, against, counted),
+            false => plan(
+                self.target,
+                self.profile,
+                self.rounds,
+                against,
+                counted,
+                family,
+            ),
         };
         for step in steps {
             let (binaries, acc) = match step.side {
@@ -120,6 +132,22 @@ impl Site<'_> {
             base,
         })
     }
+}
+
+/// Whether the suite binary at `binary` takes `--family` (its timing family
+/// alone), asked of the binary itself: a base revision from before the flag
+/// runs every cell in every round instead. Only where the site runs it
+/// here (natively); elsewhere every round runs every cell.
+fn knows_family(site: &Site, binary: &Path) -> bool {
+    if site.remote.is_some() || site.target.runner == crate::config::RunnerKind::Qemu {
+        return false;
+    }
+    let inv = runner::Invocation {
+        program: binary.display().to_string(),
+        args: vec!["--family".into(), "--list".into()],
+    };
+    runner::execute(&inv, Path::new("/"), Duration::from_secs(30))
+        .is_ok_and(|o| o.exit == Exit::Code(0))
 }
 
 /// Records one side's suite run in its target and in the run directory
