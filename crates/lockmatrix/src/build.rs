@@ -404,6 +404,14 @@ fn locked_build(
     let key = build_key(&cmd, sources, job);
     let kept = tree.bins.join(&job.target.name);
     if let Some(done) = built_before(&job.cache, &key, suites, &kept, observer)? {
+        let said: String = done
+            .iter()
+            .map(|(s, b)| format!("{s}: {}\n", b.path.display()))
+            .collect();
+        let _ = std::fs::write(
+            log,
+            format!("built before (build key {key}): cargo not run; the binaries come from the store\n{said}"),
+        );
         return Ok(done);
     }
     forget_other_sources(root, job, sources)?;

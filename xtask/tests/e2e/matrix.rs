@@ -200,6 +200,7 @@ fn a_second_run_without_changes_rebuilds_nothing() {
     for t in ["x86_64", "mips32"] {
         let log = std::fs::read_to_string(dir.join(format!("logs/build-{t}.log"))).unwrap();
         assert!(!log.contains("Compiling"), "{t} rebuilt:\n{log}");
+        assert!(log.starts_with("built before (build key "), "{t}:\n{log}");
         assert!(target(&run, t)["build_secs"].as_f64().unwrap() < 30.0);
     }
 }
