@@ -408,6 +408,101 @@ fn base_run_of(run: &Run) -> Run {
     b
 }
 
+/// QEMU targets run at once (the machine's two cores).
+const QEMU_PARALLEL: usize = 2;
+
+/// What running one target's suites needs of the whole run.
+struct Runs<'a> {
+    config: &'a Config,
+    opts: &'a Options,
+    built: &'a [Built],
+    base_built: Option<&'a [Built]>,
+    plugin: Option<&'a Path>,
+    dir: &'a Path,
+    base_dir: &'a Path,
+    names: &'a [&'a str],
+    observer: &'a dyn Observer,
+}
+
+impl Runs<'_> {
+    /// Runs `s`'s suites with the binaries of job `j`, recording them in
+    /// `result` (and with `--against` the base's in `base`).
+    fn target(
+        &self,
+        s: &Selected,
+        j: usize,
+        result: &mut TargetResult,
+        base: Option<&mut TargetResult>,
+    ) -> Result<()> {
+        let t = &s.target;
+        result.build_secs = Some(self.built[j].secs);
+        let binaries = built_binaries(&self.built[j], result);
+        let mut base = base;
+        let base_binaries = match (self.base_built, base.as_deref_mut()) {
+            (Some(b), Some(br)) => {
+                br.build_secs = Some(b[j].secs);
+                Some(built_binaries(&b[j], br).map_err(|f| Failure::Build {
+                    error: format!(
+                        "base {}: {f}",
+                        self.opts.against.as_deref().unwrap_or_default()
+                    ),
+                    log: None,
+                }))
+            }
+            _ => None,
+        };
+        let (binaries, base_binaries) = match (binaries, base_binaries.transpose()) {
+            (Ok(b), Ok(bb)) => (b, bb),
+            (Err(f), _) | (_, Err(f)) => {
+                result.status = Status::Failed(f.clone());
+                if let Some(br) = base {
+                    br.status = Status::Failed(f);
+                }
+                return Ok(());
+            }
+        };
+        let remote = match (&t.ssh, ssh::key_for(t)) {
+            (Some(host), Some(key)) if t.runner == RunnerKind::Ssh => {
+                match ssh::Remote::open(host, &key) {
+                    Ok(r) => {
+                        result.cpu_model = r.cpu_model();
+                        result.machine = r.machine();
+                        result.kernel = r.kernel();
+                        Some(r)
+                    }
+                    Err(message) => {
+                        result.status = Status::Failed(Failure::Ssh {
+                            message: message.to_string(),
+                        });
+                        return Ok(());
+                    }
+                }
+            }
+            _ => None,
+        };
+        let site = Site {
+            target: t,
+            binaries,
+            base_binaries,
+            remote: remote.as_ref(),
+            plugin: self.plugin,
+            timeout: Duration::from_secs(
+                self.opts
+                    .timeout_secs
+                    .unwrap_or(self.config.timeout_secs(t)),
+            ),
+            profile: self.opts.profile,
+            rounds: self.opts.rounds,
+            counts_only: self.opts.counts_only,
+        };
+        let sides = Sides {
+            head: (self.dir, result),
+            base: base.map(|b| (self.base_dir, b)),
+        };
+        run_target(&site, self.names, sides, self.observer)
+    }
+}
+
 /// Builds and runs `suites` on every `selected` target, as [`prepare`]d.
 /// Writes `run.json` at once, without `finished` (a run cut short stays
 /// marked incomplete), after every target, and at the end.
@@ -470,73 +565,56 @@ pub fn run(
         name: "run",
         steps: jobs.len() * names.len(),
     });
-    for (i, s) in selected.iter().enumerate() {
-        let Some(j) = job_of[i] else { continue };
-        let t = &s.target;
-        let result = &mut run.targets[i];
-        result.build_secs = Some(built[j].secs);
-        let binaries = built_binaries(&built[j], result);
-        let base_binaries = match (&base_built, base_run.as_mut()) {
-            (Some(b), Some(br)) => {
-                br.targets[i].build_secs = Some(b[j].secs);
-                Some(
-                    built_binaries(&b[j], &mut br.targets[i]).map_err(|f| Failure::Build {
-                        error: format!("base {}: {f}", opts.against.as_deref().unwrap_or_default()),
-                        log: None,
-                    }),
-                )
-            }
-            _ => None,
-        };
-        let (binaries, base_binaries) = match (binaries, base_binaries.transpose()) {
-            (Ok(b), Ok(bb)) => (b, bb),
-            (Err(f), _) | (_, Err(f)) => {
-                result.status = Status::Failed(f.clone());
-                if let Some(br) = base_run.as_mut() {
-                    br.targets[i].status = Status::Failed(f);
-                }
-                continue;
-            }
-        };
-        let remote = match (&t.ssh, ssh::key_for(t)) {
-            (Some(host), Some(key)) if t.runner == RunnerKind::Ssh => {
-                match ssh::Remote::open(host, &key) {
-                    Ok(r) => {
-                        result.cpu_model = r.cpu_model();
-                        result.machine = r.machine();
-                        result.kernel = r.kernel();
-                        Some(r)
-                    }
-                    Err(message) => {
-                        result.status = Status::Failed(Failure::Ssh {
-                            message: message.to_string(),
-                        });
-                        continue;
-                    }
-                }
-            }
-            _ => None,
-        };
-        let site = Site {
-            target: t,
-            binaries,
-            base_binaries,
-            remote: remote.as_ref(),
-            plugin: plugin.as_deref(),
-            timeout: Duration::from_secs(opts.timeout_secs.unwrap_or(config.timeout_secs(t))),
-            profile: opts.profile,
-            rounds: opts.rounds,
-            counts_only: opts.counts_only,
-        };
-        let sides = Sides {
-            head: (&dir, result),
-            base: base_run
-                .as_mut()
-                .map(|b| (base_dir.as_path(), &mut b.targets[i])),
-        };
-        run_target(&site, &names, sides, observer)?;
+    let ctx = Runs {
+        config,
+        opts,
+        built: &built,
+        base_built: base_built.as_deref(),
+        plugin: plugin.as_deref(),
+        dir: &dir,
+        base_dir: &base_dir,
+        names: &names,
+        observer,
+    };
+    // Real hardware one target at a time (its timings must not share the
+    // CPUs), then the QEMU targets two at a time: their counts and checks
+    // do not depend on the load, their times are advisory anyway.
+    let (emulated, real): (Vec<usize>, Vec<usize>) = (0..selected.len())
+        .filter(|&i| job_of[i].is_some())
+        .partition(|&i| selected[i].target.runner == RunnerKind::Qemu);
+    for i in real {
+        let base = base_run.as_mut().map(|b| &mut b.targets[i]);
+        ctx.target(&selected[i], job_of[i].expect("built"), &mut run.targets[i], base)?;
         results::write(&dir, &run)?;
     }
+    let shared = std::sync::Mutex::new((&mut run, base_run.as_mut()));
+    let queue = std::sync::Mutex::new(emulated.into_iter());
+    let worker = || -> Result<()> {
+        loop {
+            let Some(i) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else {
+                return Ok(());
+            };
+            let (mut head, mut base) = {
+                let both = shared.lock().unwrap_or_else(|e| e.into_inner());
+                (both.0.targets[i].clone(), both.1.as_ref().map(|b| b.targets[i].clone()))
+            };
+            let ran = ctx.target(&selected[i], job_of[i].expect("built"), &mut head, base.as_mut());
+            let mut both = shared.lock().unwrap_or_else(|e| e.into_inner());
+            both.0.targets[i] = head;
+            if let (Some(b), Some(r)) = (base, both.1.as_mut()) {
+                r.targets[i] = b;
+            }
+            ran?;
+            results::write(&dir, both.0)?;
+        }
+    };
+    std::thread::scope(|scope| -> Result<()> {
+        let workers: Vec<_> = (0..QEMU_PARALLEL).map(|_| scope.spawn(worker)).collect();
+        for w in workers {
+            w.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a target's run panicked")))?;
+        }
+        Ok(())
+    })?;
     observer.event(Event::PhaseDone);
 
     let sides = |results: &'_ mut [TargetResult], built: &'_ [Built]| {
