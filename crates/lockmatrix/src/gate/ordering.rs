@@ -327,7 +327,13 @@ impl ModelGate {
                     suite: r.suite.clone(),
                     lock: r.lock.clone(),
                     model: r.model.clone(),
-                    failure: r.failure.clone().unwrap_or_else(|| "violated".into()),
+                    // Its first line: the rest of loom's message ends the trace.
+                    failure: r
+                        .failure
+                        .as_deref()
+                        .and_then(|f| f.lines().next())
+                        .unwrap_or("violated")
+                        .to_string(),
                     trace: r.trace.iter().take(TRACE_LINES).cloned().collect(),
                 })
                 .collect(),
@@ -356,11 +362,12 @@ impl ModelGate {
                 self.locks.len()
             )
         } else {
-            let names: Vec<String> = self
+            let mut names: Vec<String> = self
                 .violated
                 .iter()
                 .map(|v| format!("{}/{}", v.suite, v.lock))
                 .collect();
+            names.dedup();
             format!(
                 "models: {} of {total} VIOLATED: {}",
                 self.violated.len(),
