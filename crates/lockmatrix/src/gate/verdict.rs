@@ -120,13 +120,17 @@ impl GateReport {
         parts.push(if self.family_present == 0 {
             "no timing family on real hardware here (QEMU timings are advisory)".into()
         } else {
+            let gated = if self.timing.gated {
+                self.timing.cells
+            } else {
+                0
+            };
+            let under = match self.count(Verdict::Underpowered) {
+                0 => String::new(),
+                n => format!(" ({n} underpowered: no evidence either way)"),
+            };
             format!(
-                "{}/{} timing-family cells gated",
-                if self.timing.gated {
-                    self.timing.cells
-                } else {
-                    0
-                },
+                "{gated}/{} timing-family cells gated{under}",
                 self.family_present
             )
         });

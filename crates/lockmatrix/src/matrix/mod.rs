@@ -584,7 +584,12 @@ pub fn run(
         .partition(|&i| selected[i].target.runner == RunnerKind::Qemu);
     for i in real {
         let base = base_run.as_mut().map(|b| &mut b.targets[i]);
-        ctx.target(&selected[i], job_of[i].expect("built"), &mut run.targets[i], base)?;
+        ctx.target(
+            &selected[i],
+            job_of[i].expect("built"),
+            &mut run.targets[i],
+            base,
+        )?;
         results::write(&dir, &run)?;
     }
     let shared = std::sync::Mutex::new((&mut run, base_run.as_mut()));
@@ -596,9 +601,17 @@ pub fn run(
             };
             let (mut head, mut base) = {
                 let both = shared.lock().unwrap_or_else(|e| e.into_inner());
-                (both.0.targets[i].clone(), both.1.as_ref().map(|b| b.targets[i].clone()))
+                (
+                    both.0.targets[i].clone(),
+                    both.1.as_ref().map(|b| b.targets[i].clone()),
+                )
             };
-            let ran = ctx.target(&selected[i], job_of[i].expect("built"), &mut head, base.as_mut());
+            let ran = ctx.target(
+                &selected[i],
+                job_of[i].expect("built"),
+                &mut head,
+                base.as_mut(),
+            );
             let mut both = shared.lock().unwrap_or_else(|e| e.into_inner());
             both.0.targets[i] = head;
             if let (Some(b), Some(r)) = (base, both.1.as_mut()) {
@@ -611,7 +624,8 @@ pub fn run(
     std::thread::scope(|scope| -> Result<()> {
         let workers: Vec<_> = (0..QEMU_PARALLEL).map(|_| scope.spawn(worker)).collect();
         for w in workers {
-            w.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a target's run panicked")))?;
+            w.join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("a target's run panicked")))?;
         }
         Ok(())
     })?;
