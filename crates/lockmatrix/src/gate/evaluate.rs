@@ -5,7 +5,13 @@
 //! - `insns_per_op` cells compare exactly ([`judge_insns`]): more
 //!   instructions than the reference is a regression on every runner, QEMU
 //!   too; counts from another target, compiler or emulator release are
-//!   `incomparable`.
+//!   `incomparable` (the same binary compares whatever its labels say),
+//!   unless a recount of the baselines' commit with this run's toolchain
+//!   stands in for them ([`Reference::recounted`]).
+//! - Each operation's ordering footprint compares exactly where counts do
+//!   ([`super::ordering`]): a change fails unless a trailer acknowledges
+//!   it, and a count cell whose executed footprint changed is
+//!   `ordering_changed`, never an improvement. A violated model fails.
 //! - A timing cell outside its suite's declared timing family (the sample's
 //!   `gating` flag), and every QEMU timing (emulator time), is `advisory`:
 //!   shown with its ratio, never failing.
@@ -287,9 +293,8 @@ impl Reference<'_> {
                     continue;
                 };
                 let counted = s.samples.iter().any(|x| x.kind().exact());
-                let same_binary =
-                    b.binary.is_some() && b.binary.as_ref() == t.binaries.get(&s.suite);
-                if counted && !same_binary && !b.testbed.count_differences(&testbed).is_empty() {
+                let same = same_binary(b.binary.as_ref(), t, s);
+                if counted && !same && !b.testbed.count_differences(&testbed).is_empty() {
                     let targets = out.entry(b.commit.clone()).or_default();
                     if !targets.contains(&t.name) {
                         targets.push(t.name.clone());
@@ -695,6 +700,11 @@ fn reference_of(
     }
 }
 
+/// Whether `recorded` is the hash of the binary that ran suite `s` on `t`.
+fn same_binary(recorded: Option<&String>, t: &TargetResult, s: &SuiteRun) -> bool {
+    recorded.is_some() && recorded == t.binaries.get(&s.suite)
+}
+
 fn item(t: &TargetResult, suite: Option<&SuiteRun>, what: String) -> Item {
     Item {
         target: t.name.clone(),
@@ -779,7 +789,7 @@ fn suite(
     // The same binary counts the same, whatever compiler or CPU-choice
     // label either side records; only the counting emulator's release
     // still matters.
-    if reference.binary.is_some() && reference.binary.as_ref() == t.binaries.get(&s.suite) {
+    if same_binary(reference.binary.as_ref(), t, s) {
         count_differs.retain(|d| d.starts_with("counting emulator release"));
     }
     let ordering = ordering_of(t, s, &reference, &count_differs, acks, report);
