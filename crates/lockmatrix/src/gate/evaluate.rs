@@ -292,7 +292,9 @@ impl Reference<'_> {
                 let Some(Some(b)) = files.get(&(t.name.clone(), s.suite.clone())) else {
                     continue;
                 };
-                let counted = s.samples.iter().any(|x| x.kind().exact());
+                // Counts, or ordering footprints: both come from the binary.
+                let counted = s.samples.iter().any(|x| x.kind().exact())
+                    || !s.static_footprint.is_empty();
                 let same = same_binary(b.binary.as_ref(), t, s);
                 if counted && !same && !b.testbed.count_differences(&testbed).is_empty() {
                     let targets = out.entry(b.commit.clone()).or_default();
