@@ -293,8 +293,8 @@ impl Reference<'_> {
                     continue;
                 };
                 // Counts, or ordering footprints: both come from the binary.
-                let counted = s.samples.iter().any(|x| x.kind().exact())
-                    || !s.static_footprint.is_empty();
+                let counted =
+                    s.samples.iter().any(|x| x.kind().exact()) || !s.static_footprint.is_empty();
                 let same = same_binary(b.binary.as_ref(), t, s);
                 if counted && !same && !b.testbed.count_differences(&testbed).is_empty() {
                     let targets = out.entry(b.commit.clone()).or_default();
