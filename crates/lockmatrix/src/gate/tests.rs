@@ -1145,26 +1145,7 @@ fn gate_a_lost_barrier_is_an_ordering_change_never_an_improvement() {
     assert!(acked.markdown(64_000).contains("weaker on purpose"));
 
     // A violated model is never acknowledged.
-    head.models = Some(crate::results::ModelRun {
-        results: vec![crate::model::ModelResult {
-            suite: "spinlock".into(),
-            lock: "ticket".into(),
-            model: "2 threads x 2 acquisitions".into(),
-            covers: "exclusion".into(),
-            ok: false,
-            interleavings: 3,
-            preemption_bound: 2,
-            secs: 0.1,
-            reached: Default::default(),
-            failure: Some("Causality violation".into()),
-            trace: vec!["thread 1 unlock".into()],
-            cached: false,
-        }],
-        unmodelled: vec![],
-        error: None,
-        build_secs: None,
-        secs: 0.1,
-    });
+    head.models = Some(crate::results::violated_ticket("Causality violation"));
     let violated = paired(&head, &base);
     let text = violated.terminal();
     assert!(violated.failed(), "{text}");

@@ -222,6 +222,32 @@ pub struct ModelRun {
     pub secs: f64,
 }
 
+/// For the gate's and the reports' tests: a run whose ticket model loom
+/// found violated, with `failure` as its message.
+#[cfg(test)]
+pub(crate) fn violated_ticket(failure: &str) -> ModelRun {
+    ModelRun {
+        results: vec![crate::model::ModelResult {
+            suite: "spinlock".into(),
+            lock: "ticket".into(),
+            model: "2 threads x 2 acquisitions".into(),
+            covers: "exclusion".into(),
+            ok: false,
+            interleavings: 1,
+            preemption_bound: 3,
+            secs: 0.01,
+            reached: Default::default(),
+            failure: Some(failure.into()),
+            trace: vec!["thread 1 unlock".into()],
+            cached: false,
+        }],
+        unmodelled: vec![],
+        error: None,
+        build_secs: None,
+        secs: 0.01,
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BadLine {
     pub line: usize,

@@ -272,26 +272,9 @@ mod tests {
                 insns: 3,
             },
         });
-        run.models = Some(crate::results::ModelRun {
-            results: vec![crate::model::ModelResult {
-                suite: "spinlock".into(),
-                lock: "ticket".into(),
-                model: "2 threads x 2 acquisitions".into(),
-                covers: "exclusion".into(),
-                ok: false,
-                interleavings: 1,
-                preemption_bound: 3,
-                secs: 0.01,
-                reached: Default::default(),
-                failure: Some("Causality violation <here>".into()),
-                trace: vec![],
-                cached: false,
-            }],
-            unmodelled: vec![],
-            error: None,
-            build_secs: None,
-            secs: 0.01,
-        });
+        run.models = Some(crate::results::violated_ticket(
+            "Causality violation <here>",
+        ));
         let html = render(&run, None);
         let section = html
             .split("<section id=\"ordering\">")
