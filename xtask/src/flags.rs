@@ -148,6 +148,29 @@ pub enum CiCommand {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Render the workflow a lock crate's own repository runs on its pull
+    /// requests, and the comment workflow beside it (docs/crates.md)
+    CrateWorkflow {
+        /// The crate's name on crates.io
+        #[arg(long = "crate", value_name = "NAME")]
+        krate: String,
+        /// The lockmatrix repository the workflow checks out, owner/name
+        /// [default: lockmatrix/lockmatrix]
+        #[arg(long, value_name = "OWNER/NAME")]
+        lockmatrix_repo: Option<String>,
+        /// The lockmatrix commit it checks out (40 hex digits) [default:
+        /// this checkout's HEAD]
+        #[arg(long, value_name = "COMMIT")]
+        lockmatrix_rev: Option<String>,
+        /// The workflow file to write, e.g. .github/workflows/lockmatrix.yml;
+        /// the comment workflow goes beside it as <name>-comment.yml
+        /// [default: both to standard output]
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// The matrix file whose enabled targets get a job each
+        #[arg(long, default_value = "targets.yaml")]
+        config: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -224,6 +247,18 @@ pub struct MatrixArgs {
     /// rounds run now on this machine, instead of the committed baselines
     #[arg(long, value_name = "REV")]
     pub against: Option<String>,
+    /// Measure this lock crate's locks instead of the suites' own:
+    /// NAME@VERSION (crates.io), NAME@path:DIR or NAME@git:URL#REV
+    #[arg(long = "crate", value_name = "SPEC", conflicts_with = "against")]
+    pub krate: Option<String>,
+    /// Compare --crate with this version of the same crate, run beside it
+    /// as --against runs a base revision (a gated A/B)
+    #[arg(long, value_name = "SPEC", requires = "krate")]
+    pub against_crate: Option<String>,
+    /// With --crate: a target the crate does not build for fails the run
+    /// (exit 1) instead of being not run, with the reason
+    #[arg(long, requires = "krate")]
+    pub require_build: bool,
     #[command(flatten)]
     pub gate: GateArgs,
 }

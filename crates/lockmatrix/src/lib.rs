@@ -48,6 +48,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod select;
+pub mod subject;
 pub mod toolchain;
 
 /// The layers: each module depends only on the ones below it, so the

@@ -55,10 +55,12 @@ type Runner = fn(usize, usize, Load, Duration) -> Round;
 /// A lock's probes of the static ordering footprint (`probes.rs`).
 type Probes = fn() -> [harness::probe::Probe; 4];
 
-/// Every lock, by name, with its crate, benchmark round and probes: adding
-/// a lock is its file and one line here.
+/// A lock by name, with its crate, benchmark round and probes.
+type Entry = (&'static str, &'static str, Runner, Probes);
+
+/// The suite's own locks: adding a lock is its file and one line here.
 #[cfg(not(loom))]
-const LOCKS: [(&str, &str, Runner, Probes); 5] = [
+const LOCKS: [Entry; 5] = [
     lock::<LinuxRwsem>(),
     lock::<StdRwLock>(),
     lock::<FairRwSpin>(),
@@ -67,8 +69,29 @@ const LOCKS: [(&str, &str, Runner, Probes); 5] = [
 ];
 
 #[cfg(not(loom))]
-const fn lock<L: RawRwLock>() -> (&'static str, &'static str, Runner, Probes) {
+const fn lock<L: RawRwLock>() -> Entry {
     (L::NAME, L::CRATE, rw_mix::run_round::<L>, probes::of::<L>)
+}
+
+/// The locks this binary runs: the reader-writer locks of the lock crate
+/// under test when it was built with one (`--crate`: the comparison is
+/// about that crate), else the suite's own.
+#[cfg(not(loom))]
+fn locks() -> Vec<Entry> {
+    struct Of;
+    impl subject::RwLockVisitor for Of {
+        type Output = Entry;
+        fn visit<R: subject::RwLock>(self) -> Entry {
+            lock::<locks::subject::Subject<R>>()
+        }
+    }
+    match subject::RWLOCKS {
+        [] => LOCKS.to_vec(),
+        crate_locks => crate_locks
+            .iter()
+            .filter_map(|name| subject::visit_rwlock(name, Of))
+            .collect(),
+    }
 }
 
 /// Round length of the quick profile. 5 locks x 5 loads x 2 mixes x 3
@@ -90,15 +113,17 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let names: Vec<&str> = LOCKS.iter().map(|&(name, _, _, _)| name).collect();
+    let all = locks();
+    let names: Vec<&str> = all.iter().map(|&(name, _, _, _)| name).collect();
     args.check_locks(&names);
-    let locks: Vec<(&str, Runner)> = LOCKS
-        .into_iter()
+    let locks: Vec<(&str, Runner)> = all
+        .iter()
+        .copied()
         .filter(|&(name, _, _, _)| args.wants_lock(name))
         .map(|(name, _, run, _)| (name, run))
         .collect();
     let mut crates = obj([]);
-    for (name, krate, _, _) in LOCKS {
+    for &(name, krate, _, _) in &all {
         crates.set(name, krate);
     }
 
@@ -125,7 +150,7 @@ fn main() -> ExitCode {
             ("fair_rwspin", "phase_fair_ticket".into()),
         ]),
     );
-    let probes: Vec<_> = LOCKS.iter().flat_map(|l| (l.3)()).collect();
+    let probes: Vec<_> = all.iter().flat_map(|l| (l.3)()).collect();
     out.probes(&probes);
     if args.wants(rw_mix::BENCH) {
         rw_mix_bench(&args, &out, &locks);

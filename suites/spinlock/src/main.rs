@@ -55,7 +55,7 @@ const S2_LOOPS: (u64, u64) = (10_000, 4_000_000);
 
 fn variants() -> J {
     obj([
-        ("locks", locks::NAMES.to_vec().into()),
+        ("locks", locks::names().to_vec().into()),
         ("lock_crates", lock_crates()),
         ("broken_lock_built", cfg!(feature = "broken-lock").into()),
         ("lock_unlock_batch", workload::BATCH.into()),
@@ -85,8 +85,8 @@ fn variants() -> J {
 /// xtask adds the version from Cargo.lock.
 fn lock_crates() -> J {
     let mut crates = obj([]);
-    for (name, krate) in locks::NAMES.iter().zip(locks::CRATES) {
-        crates.set(name, *krate);
+    for name in locks::names() {
+        crates.set(name, locks::crate_of(name));
     }
     crates
 }
@@ -203,11 +203,11 @@ fn main() -> ExitCode {
         BENCHES.iter().for_each(|b| println!("{b}"));
         return ExitCode::SUCCESS;
     }
-    args.check_locks(locks::NAMES);
+    args.check_locks(locks::names());
     let out = Out::new("spinlock");
     out.env(&args, variants());
     out.probes(&probes::all());
-    let selected = || locks::NAMES.iter().filter(|l| args.wants_lock(l));
+    let selected = || locks::names().iter().filter(|l| args.wants_lock(l));
     // The timing family: lock_unlock at 1 thread and stress_s2 (below).
     let in_family = |b: &str| !args.family || b != "stress_s1";
     for &bench in BENCHES.iter().filter(|b| args.wants(b) && in_family(b)) {
@@ -217,7 +217,7 @@ fn main() -> ExitCode {
                 "lock_unlock" => locks::visit(name, LockUnlock { out, args }),
                 _ => locks::visit(name, Stress { out, args, bench }),
             };
-            debug_assert!(done.is_some(), "lock {name} in NAMES but not in visit");
+            debug_assert!(done.is_some(), "lock {name} in names() but not in visit");
         }
     }
     out.finish()

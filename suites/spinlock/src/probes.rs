@@ -42,10 +42,10 @@ impl LockVisitor for Collect<'_> {
     }
 }
 
-/// Every lock's probes, in the order of `locks::NAMES`.
+/// Every lock's probes, in the order of `locks::names()`.
 pub fn all() -> Vec<Probe> {
     let mut probes = Vec::new();
-    for name in locks::NAMES {
+    for name in locks::names() {
         locks::visit(name, Collect(&mut probes));
     }
     probes
@@ -75,8 +75,8 @@ mod tests {
     #[test]
     fn every_lock_has_a_lock_and_an_unlock_probe_that_work() {
         let probes = all();
-        assert_eq!(probes.len(), 2 * locks::NAMES.len());
-        for (pair, name) in probes.chunks(2).zip(locks::NAMES) {
+        assert_eq!(probes.len(), 2 * locks::names().len());
+        for (pair, name) in probes.chunks(2).zip(locks::names()) {
             assert_eq!((pair[0].unit, pair[0].op), (*name, "lock"));
             assert_eq!((pair[1].unit, pair[1].op), (*name, "unlock"));
             // Two functions (identical code may share one address, but a

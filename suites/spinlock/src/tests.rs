@@ -38,7 +38,7 @@ impl LockVisitor for Exercise {
 }
 
 fn correct_locks() -> impl Iterator<Item = &'static str> {
-    locks::NAMES.iter().copied().filter(|&n| n != "broken")
+    locks::names().iter().copied().filter(|&n| n != "broken")
 }
 
 fn checks(name: &str, threads: usize, loops: u64, ms: u64) -> CellChecks {
@@ -47,7 +47,7 @@ fn checks(name: &str, threads: usize, loops: u64, ms: u64) -> CellChecks {
         loops,
         duration: Duration::from_millis(ms),
     };
-    locks::visit(name, e).expect("lock in NAMES")
+    locks::visit(name, e).expect("lock in names()")
 }
 
 /// Panics with the check details unless both checks passed.
@@ -121,5 +121,5 @@ fn the_broken_lock_fails_both_checks() {
 #[cfg(not(feature = "broken-lock"))]
 #[test]
 fn the_broken_lock_exists_only_with_its_feature() {
-    assert!(!locks::NAMES.contains(&"broken"));
+    assert!(!locks::names().contains(&"broken"));
 }

@@ -16,20 +16,26 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     args.gate.outputs(|p| resolve(root, p))?;
     let config = config::load(&resolve(root, &args.selection.config))?;
     let selected = select::targets(&config, args.selection.targets.as_deref())?;
-    let suites = select::suites(args.suites.as_deref())?;
+    let crates = crates(root, &args)?;
+    // A crate's locks are in the spinlock (mutexes) and rwsem (rwlocks)
+    // suites; which of them runs is known once cargo resolved it.
+    let mut suites = select::suites(args.suites.as_deref())?;
     let opts = matrix::Options {
         profile: args.profile,
         rounds: args.rounds,
         timeout_secs: args.timeout,
         results_dir: resolve(root, &args.results),
         features: args.features,
-        against: args.against,
+        against: args
+            .against
+            .or_else(|| crates.as_ref()?.base.as_ref().map(|b| b.to_string())),
         no_insns: args.no_insns,
         counts_only: false,
         tree: None,
+        crates,
     };
     // A corrupt baseline is bad input: said before anything is built.
-    if opts.against.is_none() {
+    if opts.against.is_none() && opts.crates.is_none() {
         let baselines = resolve(
             root,
             args.gate
@@ -42,7 +48,28 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         lockmatrix::gate::baseline::check_readable(&baselines, &names, &suite_names)?;
     }
     let prepared = matrix::prepare(root, &opts)?;
-    if let Some(base) = &prepared.base {
+    if let Some(s) = &prepared.subject {
+        suites = crate_suites(&s.head, s.base.as_ref(), suites, args.suites.is_some())?;
+        let versus = s
+            .base
+            .as_ref()
+            .map_or(String::new(), |b| format!(" against {}", b.label()));
+        errln!(
+            "crate: {}{versus}: {} locks ({}), lock_api {}, {}",
+            s.head.label(),
+            s.head.mutexes.len() + s.head.rwlocks.len(),
+            s.head
+                .mutexes
+                .iter()
+                .chain(&s.head.rwlocks)
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            s.head.lock_api,
+            s.head.source
+        );
+    }
+    if let (Some(base), None) = (&prepared.base, &prepared.subject) {
         if lockmatrix::host::dirty(root) {
             errln!(
                 "note: the working tree has uncommitted changes: the head side is this tree as it is, not a commit; run.json records it (lockmatrix_dirty), and --against {} is compared with it",
@@ -61,7 +88,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     let matrix::Outcome { run, dir, base } = matrix::run(
         root, &config, &selected, &suites, &opts, &prepared, &observer,
     )?;
-    if base.is_none() && !args.no_insns {
+    if base.is_none() && !args.no_insns && prepared.subject.is_none() {
         let to = Recount {
             root,
             config: &config,
@@ -86,11 +113,69 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         .targets
         .iter()
         .all(|t| !matches!(t.status, Status::Failed(_)));
+    if run.subject.is_some() && base.is_none() {
+        outln!("--crate without --against-crate: measured, not compared (the baselines hold the suites' own locks, not the crate's); give --against-crate SPEC for a gated A/B");
+        return Ok(targets_ok);
+    }
     let gate_ok = gate_run(root, &run, &dir, base.as_ref(), &args.gate)?;
     if args.no_gate && !gate_ok {
         outln!("--no-gate: the comparison above does not change the exit status");
     }
     Ok(targets_ok && (args.no_gate || gate_ok))
+}
+
+/// `--crate` and `--against-crate`, read: one crate, two versions.
+fn crates(root: &Path, args: &MatrixArgs) -> Result<Option<matrix::Crates>> {
+    let Some(head) = &args.krate else {
+        return Ok(None);
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| root.to_path_buf());
+    let head = lockmatrix::subject::parse(head, &cwd).map_err(anyhow::Error::msg)?;
+    let base = args
+        .against_crate
+        .as_deref()
+        .map(|b| {
+            lockmatrix::subject::parse(b, &cwd)
+                .map_err(|e| anyhow::anyhow!(e.replacen("--crate", "--against-crate", 1)))
+        })
+        .transpose()?;
+    if let Some(b) = &base {
+        if b.name != head.name {
+            bail!("--against-crate {b}: a different crate than --crate {head}: compare two versions of one crate (lock names are the crate's name and type)");
+        }
+    }
+    Ok(Some(matrix::Crates {
+        head,
+        base,
+        require_build: args.require_build,
+    }))
+}
+
+/// The suites that measure a crate's locks: of `asked` (all when
+/// `--suites` was not given), those with a lock of the crate on either
+/// side. None is bad input.
+fn crate_suites(
+    head: &lockmatrix::subject::Subject,
+    base: Option<&lockmatrix::subject::Subject>,
+    asked: Vec<select::Suite>,
+    explicit: bool,
+) -> Result<Vec<select::Suite>> {
+    let has: Vec<&str> = std::iter::once(head)
+        .chain(base)
+        .flat_map(|s| s.suites())
+        .collect();
+    let chosen: Vec<select::Suite> = asked
+        .into_iter()
+        .filter(|s| has.contains(&s.name))
+        .collect();
+    if chosen.is_empty() {
+        bail!(
+            "--crate {}: none of the {} suites measures its locks (mutexes: spinlock, rwlocks: rwsem)",
+            head.label(),
+            if explicit { "selected" } else { "" }
+        );
+    }
+    Ok(chosen)
 }
 
 /// What a recount of the baselines' commit needs of the run it is for.
@@ -148,6 +233,7 @@ impl Recount<'_> {
             let prepared = matrix::Prepared {
                 base: None,
                 cache: self.cache.to_path_buf(),
+                subject: None,
             };
             matrix::run(
                 self.root,

@@ -89,6 +89,7 @@ fn record(
         no_insns: true,
         counts_only: false,
         tree: None,
+        crates: None,
     };
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
     packages::ensure(&matrix::packages_needed(&selected, need))?;

@@ -58,6 +58,74 @@ fn zero_rounds_are_refused_before_any_build() {
 }
 
 #[test]
+fn a_crate_spec_that_is_not_one_is_refused_before_any_build() {
+    refused_matrix_option(
+        "crate-spec",
+        "--crate=spin@latest",
+        "error: --crate spin@latest: `latest` is not a version; expected NAME@VERSION",
+    );
+    refused_matrix_option(
+        "crate-path",
+        "--crate=spin@path:/nonexistent-lockmatrix",
+        "error: --crate spin@path:/nonexistent-lockmatrix: /nonexistent-lockmatrix holds no Cargo.toml",
+    );
+}
+
+#[test]
+fn two_different_crates_are_refused_before_any_build() {
+    let lab = Lab::new("crate-two");
+    lab.case(
+        &[
+            "matrix",
+            "--no-install",
+            "--targets",
+            "x86_64",
+            "--crate",
+            "spin@0.12.3",
+            "--against-crate",
+            "parking_lot@0.12.5",
+            "--results",
+            "{results}",
+        ],
+        2,
+        "error: --against-crate parking_lot@0.12.5: a different crate than --crate spin@0.12.3",
+    );
+}
+
+#[test]
+fn a_path_crate_that_declares_no_locks_is_told_what_to_add() {
+    let lab = Lab::new("crate-undeclared");
+    let dir = scratch_dir("crate-undeclared-src");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let manifest =
+        std::fs::read_to_string(repo_root().join("xtask/tests/fixtures/tinylock/Cargo.toml"))
+            .unwrap();
+    let manifest = manifest.replace("mutex = [\"RawTinyLock\"]", "");
+    let manifest = manifest.replace("[package.metadata.lockmatrix]", "");
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
+    let spec = format!("tinylock@path:{}", dir.display());
+    let (out, _) = lab.case(
+        &[
+            "matrix",
+            "--no-install",
+            "--targets",
+            "x86_64",
+            "--crate",
+            &spec,
+            "--results",
+            "{results}",
+        ],
+        2,
+        "error: tinylock@path:",
+    );
+    says(
+        &out,
+        "declares no locks for lockmatrix: add `[package.metadata.lockmatrix]`",
+    );
+}
+
+#[test]
 fn a_zero_timeout_is_refused_before_any_build() {
     refused_matrix_option(
         "timeout",

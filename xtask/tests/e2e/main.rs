@@ -19,6 +19,7 @@ mod gate;
 mod hostile_config;
 mod html;
 mod insns;
+mod lock_crate;
 mod matrix;
 mod ordering;
 mod recount;

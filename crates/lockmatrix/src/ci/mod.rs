@@ -5,7 +5,9 @@
 //! - [`check`](mod@check): drift between the committed files and a fresh rendering;
 //! - [`actions`]: the third-party actions, pinned by commit, and the rules
 //!   every workflow is held to (pins, no kept checkout credential);
-//! - [`merge`]: one run from the runs of CI's per-target jobs.
+//! - [`merge`]: one run from the runs of CI's per-target jobs;
+//! - [`crate_workflow`]: the workflow a lock crate's own repository runs
+//!   on its pull requests (`cargo xtask ci crate-workflow`).
 //!
 //! Three workflows: `lockmatrix.yml` (a job per enabled target, then a gate
 //! over their merged runs), `lockmatrix-comment.yml` (posts the gate's report
@@ -14,6 +16,7 @@
 
 pub mod actions;
 pub mod check;
+pub mod crate_workflow;
 pub mod jobs;
 pub mod merge;
 pub mod render;
@@ -55,6 +58,17 @@ pub fn check(root: &Path, config: &Config) -> Result<Vec<String>> {
     let mut lines = check::check_files(root, &files)?;
     lines.extend(check::check_rules(root, &files)?);
     Ok(lines)
+}
+
+/// The workflow a lock crate's repository runs on its pull requests, at
+/// `workflow`, and the comment workflow beside it: (path, contents); see
+/// [`crate_workflow`]. Write them with [`crate_workflow::write`].
+pub fn render_crate_workflow(
+    config: &Config,
+    opts: &crate_workflow::Options,
+    workflow: &Path,
+) -> Result<Vec<(PathBuf, String)>> {
+    crate_workflow::render(config, opts, workflow)
 }
 
 /// Combines several runs (CI's per-target jobs) into one run in `out`; see

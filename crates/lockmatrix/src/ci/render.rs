@@ -73,6 +73,16 @@ struct Vars {
 }
 
 fn environment() -> Result<Environment<'static>> {
+    environment_with(&[])
+}
+
+/// The templates' environment, with `extra` templates beside
+/// [`TEMPLATES`]: the crate workflow's (`super::crate_workflow`), which
+/// may include this module's partials but are not rendered into this
+/// repository's workflows (whose tests hold every template here to them).
+pub(super) fn environment_with(
+    extra: &[(&'static str, &'static str)],
+) -> Result<Environment<'static>> {
     let mut env = Environment::new();
     env.set_syntax(
         SyntaxConfig::builder()
@@ -87,7 +97,7 @@ fn environment() -> Result<Environment<'static>> {
     );
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_undefined_behavior(UndefinedBehavior::Strict);
-    for (name, source) in TEMPLATES {
+    for (name, source) in TEMPLATES.iter().chain(extra) {
         env.add_template(name, source)
             .with_context(|| format!("xtask/templates/{name}"))?;
     }

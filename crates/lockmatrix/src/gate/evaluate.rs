@@ -338,6 +338,10 @@ impl Reference<'_> {
     pub fn describe(&self) -> String {
         match self {
             Reference::Stored { dir, .. } => format!("the baselines in {dir}"),
+            Reference::Base(base) if base.subject.is_some() => {
+                let b = base.subject.as_ref().expect("matched");
+                format!("{} ({})", b.label(), b.source)
+            }
             Reference::Base(base) => match &base.against {
                 Some(a) => format!("the base revision {} ({})", a.rev, short(&a.commit)),
                 None => format!("the base run {}", base.run_id),
@@ -390,6 +394,9 @@ impl TimingGate {
 #[derive(Debug, Clone, Serialize)]
 pub struct GateReport {
     pub run_id: String,
+    /// Two versions of a lock crate compared (`--crate` against
+    /// `--against-crate`): `spin 0.9.8 → 0.12.3`.
+    pub crates: Option<String>,
     /// What the run was compared with ([`Reference::describe`]).
     pub reference: String,
     /// Timing cells were compared round for round with an interleaved base.
@@ -517,6 +524,13 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
     opts.check()?;
     let mut report = GateReport {
         run_id: run.run_id.clone(),
+        crates: match (reference, &run.subject) {
+            (Reference::Base(base), Some(head)) => base
+                .subject
+                .as_ref()
+                .map(|b| format!("{} {} → {}", head.name, b.version, head.version)),
+            _ => None,
+        },
         reference: reference.describe(),
         paired: matches!(reference, Reference::Base(_)),
         options: *opts,

@@ -3,7 +3,7 @@
 //! compiler moved, another testbed's timings), FAIL on a finding. A PASS
 //! that compared nothing would tell a user nothing.
 
-use super::evaluate::{GateReport, Verdict};
+use super::evaluate::{CellReport, GateReport, Verdict};
 use std::collections::BTreeMap;
 
 /// The run's overall result.
@@ -102,6 +102,53 @@ impl GateReport {
     /// instruction counts compared exactly, 31/31 timing-family cells gated, 730
     /// footprints exact, 16/16 models passed`; for NOT GATED, what was not
     /// compared and the command that would compare it.
+    /// What changed between two versions of a lock crate, cell by cell:
+    /// every instruction count that moved (`aarch64 spin.SpinMutex 16 →
+    /// 14 insns/op`) and every timing-family cell with its ratio and
+    /// verdict (`x86_64 spin.SpinMutex lock_unlock -3% (unchanged)`).
+    fn crate_changes(&self) -> Vec<String> {
+        const SHOWN: usize = 12;
+        let lock = |c: &CellReport| {
+            c.case
+                .get("lock")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?")
+                .to_string()
+        };
+        let mut counts: Vec<String> = self
+            .cells
+            .iter()
+            .filter(|c| c.kind().exact())
+            .filter_map(|c| {
+                let (b, h) = (c.base.as_ref()?.median?, c.head.median?);
+                (b != h).then(|| format!("{} {} {b} → {h} insns/op", c.target, lock(c)))
+            })
+            .collect();
+        if counts.len() > SHOWN {
+            let more = counts.len() - SHOWN;
+            counts.truncate(SHOWN);
+            counts.push(format!("{more} more counts changed"));
+        }
+        if counts.is_empty() && self.counts_compared > 0 {
+            counts.push(format!(
+                "the same instruction counts in all {} compared",
+                self.counts_compared
+            ));
+        }
+        let timings = self.cells.iter().filter(|c| c.family).filter_map(|c| {
+            let e = c.effect?;
+            Some(format!(
+                "{} {} {} {:+.1}% ({})",
+                c.target,
+                lock(c),
+                c.bench,
+                (e.ratio - 1.0) * 100.0,
+                c.verdict.name()
+            ))
+        });
+        counts.into_iter().chain(timings).collect()
+    }
+
     pub fn verdict_line(&self) -> String {
         let outcome = self.outcome();
         let fewer = self
@@ -143,6 +190,9 @@ impl GateReport {
             parts.push(format!("{}/{total} models passed", self.models.passed));
         }
         let mut line = format!("{}: {}", outcome.word(), parts.join(", "));
+        if let Some(crates) = &self.crates {
+            line = format!("{crates}: {}\n{line}", self.crate_changes().join(", "));
+        }
         if outcome == Outcome::NotGated {
             line.push_str(&format!(
                 "\nNOT GATED: {}; to gate here, compare with a revision built on this machine (`cargo xtask matrix --against <base>`), or record this testbed's baselines (`cargo xtask baseline update`); --require-gate makes this exit 1",

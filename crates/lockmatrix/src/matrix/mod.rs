@@ -52,6 +52,20 @@ pub struct Options {
     /// Build the suites from this tree (a worktree of another commit)
     /// rather than the checkout; the plugin that counts is the checkout's.
     pub tree: Option<PathBuf>,
+    /// `--crate` (and `--against-crate`): measure a lock crate's locks.
+    pub crates: Option<Crates>,
+}
+
+/// The lock crate under test and the version to compare it with.
+#[derive(Clone)]
+pub struct Crates {
+    pub head: crate::subject::Spec,
+    /// `--against-crate`: built and run beside the head as `--against`'s
+    /// base revision is.
+    pub base: Option<crate::subject::Spec>,
+    /// A target the crate does not build for fails the run (`--require-build`)
+    /// rather than being not run, with the reason.
+    pub require_build: bool,
 }
 
 impl Options {
@@ -68,6 +82,7 @@ impl Options {
             no_insns: false,
             counts_only: true,
             tree: Some(tree),
+            crates: None,
         }
     }
 }
@@ -78,6 +93,27 @@ pub struct Prepared {
     pub base: Option<worktree::Worktree>,
     /// The cache directory, checked writable.
     pub cache: PathBuf,
+    /// With `--crate`: the tree the crate is built in, and what was
+    /// resolved for each side (the base's tree is `base`'s path).
+    pub subject: Option<Subjects>,
+}
+
+/// The lock crate under test, resolved.
+pub struct Subjects {
+    pub head_tree: PathBuf,
+    pub head: crate::subject::Subject,
+    pub base: Option<crate::subject::Subject>,
+    pub require_build: bool,
+    /// Trailers in the crate's own history between the two versions.
+    pub acknowledged: Vec<crate::acknowledge::Acknowledgement>,
+    /// The trees' locks, held until the run is over.
+    _locks: Vec<std::fs::File>,
+}
+
+impl Subjects {
+    fn all(&self) -> impl Iterator<Item = &crate::subject::Subject> {
+        std::iter::once(&self.head).chain(&self.base)
+    }
 }
 
 impl Prepared {
@@ -96,16 +132,55 @@ pub struct Outcome {
 }
 
 /// Checks what can be checked before installing anything: the cache and
-/// the results directory take files, and `--against` names a revision
-/// (checked out).
+/// the results directory take files, `--against` names a revision
+/// (checked out), and `--crate` a crate cargo resolves (its trees made).
 pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared> {
     let cache = crate::cache::check()?;
     results::check_writable(&opts.results_dir)?;
+    if let Some(c) = &opts.crates {
+        let head = crate::subject::derive(root, &c.head, &cache)?;
+        let mut locks = vec![head.lock];
+        let (base, base_subject) = match &c.base {
+            // A crate against itself: one tree, the same binaries.
+            Some(spec) if *spec == c.head => (Some(head.tree.clone()), Some(head.subject.clone())),
+            Some(spec) => {
+                let d = crate::subject::derive(root, spec, &cache)?;
+                locks.push(d.lock);
+                (Some(d.tree), Some(d.subject))
+            }
+            None => (None, None),
+        };
+        let base = base.map(|path| worktree::Worktree {
+            path,
+            commit: host::collect(root).lockmatrix_commit,
+            removed: Vec::new(),
+        });
+        let (head_tree, head) = (head.tree, head.subject);
+        return Ok(Prepared {
+            base,
+            cache,
+            subject: Some(Subjects {
+                head_tree,
+                head,
+                base: base_subject,
+                require_build: c.require_build,
+                acknowledged: c
+                    .base
+                    .as_ref()
+                    .map_or_else(Vec::new, |b| crate::subject::acknowledgements(&c.head, b)),
+                _locks: locks,
+            }),
+        });
+    }
     let base = match &opts.against {
         Some(rev) => Some(worktree::check_out(root, rev)?),
         None => None,
     };
-    Ok(Prepared { base, cache })
+    Ok(Prepared {
+        base,
+        cache,
+        subject: None,
+    })
 }
 
 /// The Debian packages the selected targets need: theirs, and Debian's
@@ -185,8 +260,9 @@ fn set_up<'a>(
     config: &Config,
     selected: &'a [Selected],
     need: toolchain::Version,
-    cache: &Path,
+    prepared: &Prepared,
 ) -> std::result::Result<SetUp<'a>, BadChoices> {
+    let cache = &prepared.cache;
     let mut bad = Vec::new();
     let (mut targets, mut jobs, mut job_of) = (Vec::new(), Vec::<Job>::new(), Vec::new());
     // (triple, codegen flags) to the job that builds them.
@@ -214,6 +290,12 @@ fn set_up<'a>(
             result.status = Status::Failed(Failure::SetUp {
                 missing: missing.to_string(),
             });
+        } else if let Some(why) = prepared
+            .subject
+            .as_ref()
+            .and_then(|s| too_new(s, t, ready.toolchain.as_ref().ok()?))
+        {
+            result.status = cannot_build(prepared, why, None);
         } else if let Some(&same) = job_for.get(&(t.triple.clone(), t.codegen_flags())) {
             // Two hosts of one architecture and CPU choice run the same binaries.
             job = Some(same);
@@ -237,6 +319,56 @@ fn set_up<'a>(
         });
     }
     Ok((targets, jobs, job_of))
+}
+
+/// Why the crate under test (either side) cannot be built for `t` with
+/// `tc`: its `rust-version` is newer than the toolchain.
+fn too_new(s: &Subjects, t: &Target, tc: &toolchain::Toolchain) -> Option<String> {
+    let have = toolchain::Version::parse(&tc.version())?;
+    s.all().find_map(|c| {
+        let why = c.too_new_for(have)?;
+        Some(format!(
+            "{why}; the toolchain for {} is {}",
+            t.name,
+            tc.version()
+        ))
+    })
+}
+
+/// The status of a target the crate under test does not build for: not
+/// run, with the reason, unless `--require-build` makes it a failure.
+fn cannot_build(prepared: &Prepared, why: String, log: Option<String>) -> Status {
+    match prepared.subject.as_ref().is_some_and(|s| s.require_build) {
+        true => Status::Failed(Failure::Build { error: why, log }),
+        false => Status::NotRun(why),
+    }
+}
+
+/// When a build failed because the crate under test did not compile,
+/// that said in one line: the crate, the target and cargo's first error.
+fn crate_build_failure(
+    s: &Subjects,
+    target: &str,
+    failure: &Failure,
+) -> Option<(String, Option<String>)> {
+    let Failure::Build { log: Some(log), .. } = failure else {
+        return None;
+    };
+    let text = std::fs::read_to_string(log).ok()?;
+    let culprit = s
+        .all()
+        .find(|c| text.contains(&format!("could not compile `{}`", c.name)))?;
+    let first = text
+        .lines()
+        .find(|l| l.starts_with("error"))
+        .unwrap_or("error")
+        .chars()
+        .take(160)
+        .collect::<String>();
+    Some((
+        format!("{} does not build for {target}: {first}", culprit.label()),
+        Some(log.clone()),
+    ))
 }
 
 /// The binaries of one build, with their hashes recorded in `target`.
@@ -415,6 +547,7 @@ const QEMU_PARALLEL: usize = 2;
 struct Runs<'a> {
     config: &'a Config,
     opts: &'a Options,
+    prepared: &'a Prepared,
     built: &'a [Built],
     base_built: Option<&'a [Built]>,
     plugin: Option<&'a Path>,
@@ -454,9 +587,18 @@ impl Runs<'_> {
         let (binaries, base_binaries) = match (binaries, base_binaries.transpose()) {
             (Ok(b), Ok(bb)) => (b, bb),
             (Err(f), _) | (_, Err(f)) => {
-                result.status = Status::Failed(f.clone());
+                let status = match self
+                    .prepared
+                    .subject
+                    .as_ref()
+                    .and_then(|s| crate_build_failure(s, &t.name, &f))
+                {
+                    Some((why, log)) => cannot_build(self.prepared, why, log),
+                    None => Status::Failed(f),
+                };
+                result.status = status.clone();
                 if let Some(br) = base {
-                    br.status = Status::Failed(f);
+                    br.status = status;
                 }
                 return Ok(());
             }
@@ -517,10 +659,11 @@ pub fn run(
 ) -> Result<Outcome> {
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
     // Before the run directory: an unknown CPU choice writes nothing.
-    let (targets, jobs, job_of) = set_up(config, selected, need, &prepared.cache)?;
+    let (targets, jobs, job_of) = set_up(config, selected, need, prepared)?;
     let started = host::utc(host::now_secs());
     let (run_id, dir) = results::new_run_dir(&opts.results_dir, &started)?;
-    let tree = opts.tree.as_deref().unwrap_or(root);
+    let head_tree = prepared.subject.as_ref().map(|s| s.head_tree.as_path());
+    let tree = opts.tree.as_deref().or(head_tree).unwrap_or(root);
     std::fs::create_dir_all(dir.join("logs"))?;
     observer.event(Event::RunStarted {
         run_id: &run_id,
@@ -535,19 +678,26 @@ pub fn run(
         finished: None,
         command: std::env::args().skip(1).collect(),
         profile: opts.profile,
-        host: host::collect(tree),
+        // A crate's tree is a copy of this checkout, not a git worktree.
+        host: host::collect(if head_tree.is_some() { root } else { tree }),
         insns_plugin: None,
         lock_crates: Default::default(),
         models: None,
+        subject: prepared.subject.as_ref().map(|s| s.head.clone()),
         against: opts
             .against
             .as_ref()
             .zip(prepared.base.as_ref())
             .map(|(rev, w)| -> Result<Against> {
+                // Two versions of a crate: the trailers of its own history.
+                let acknowledged = match &prepared.subject {
+                    Some(s) => s.acknowledged.clone(),
+                    None => crate::acknowledge::in_range(root, &w.commit, "HEAD")?,
+                };
                 Ok(Against {
                     rev: rev.clone(),
                     commit: w.commit.clone(),
-                    acknowledged: crate::acknowledge::in_range(root, &w.commit, "HEAD")?,
+                    acknowledged,
                 })
             })
             .transpose()?,
@@ -559,7 +709,11 @@ pub fn run(
     let base_dir = dir.join("base");
     let (built, base_built) = build_trees(tree, &dir, prepared, &jobs, &names, opts, observer)?;
     let plugin = plugin(root, &jobs, opts, &mut run, observer);
-    let mut base_run = base_built.as_ref().map(|_| base_run_of(&run));
+    let mut base_run = base_built.as_ref().map(|_| {
+        let mut b = base_run_of(&run);
+        b.subject = prepared.subject.as_ref().and_then(|s| s.base.clone());
+        b
+    });
 
     observer.event(Event::Phase {
         name: "run",
@@ -568,6 +722,7 @@ pub fn run(
     let ctx = Runs {
         config,
         opts,
+        prepared,
         built: &built,
         base_built: base_built.as_deref(),
         plugin: plugin.as_deref(),
@@ -650,15 +805,25 @@ pub fn run(
     if let (Some(b), Some(br)) = (&base_built, base_run.as_mut()) {
         sides(&mut br.targets, b);
     }
-    if !opts.counts_only {
+    // A crate's locks are not made of the suites' atomics: loom cannot
+    // check them, and the suites' own locks did not run.
+    if !opts.counts_only && prepared.subject.is_none() {
         run.models = ordering::models(root, &names, &opts.features, observer);
     }
 
     run.finished = Some(host::utc(host::now_secs()));
     run.lock_crates = results::lock_crates(&run, &tree.join("Cargo.lock"));
+    // The suites' own spin or parking_lot may be pinned beside it.
+    let pin = |r: &mut Run| {
+        if let Some(s) = r.subject.clone() {
+            r.lock_crates.insert(s.name.to_string(), s.version);
+        }
+    };
+    pin(&mut run);
     if let (Some(base), Some(w)) = (&mut base_run, &prepared.base) {
         base.finished = run.finished.clone();
         base.lock_crates = results::lock_crates(base, &w.path.join("Cargo.lock"));
+        pin(base);
         results::write(&base_dir, base)?;
     }
     results::write(&dir, &run)?;

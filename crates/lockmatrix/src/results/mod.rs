@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 /// as pending: it recorded them ok before they ran). Version 6 added each
 /// suite run's `static_footprint` (the ordering footprint of each lock
 /// operation's whole code) and the run's `models` (the loom model check).
-pub const FORMAT_VERSION: u32 = 6;
+/// Version 7 added the run's `subject`: the lock crate it measured
+/// (`--crate`), exactly as built.
+pub const FORMAT_VERSION: u32 = 7;
 const OLDEST_FORMAT: u32 = 1;
 
 mod status;
@@ -102,6 +104,10 @@ pub struct Run {
     /// The loom model check (format 6; `None`: not checked in this run).
     #[serde(default)]
     pub models: Option<ModelRun>,
+    /// With `--crate`: the lock crate whose locks the suites measured
+    /// (format 7); `base/run.json` holds the `--against-crate` one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<crate::subject::Subject>,
     pub targets: Vec<TargetResult>,
 }
 

@@ -17,6 +17,9 @@ pub mod linux_rwsem;
 pub mod shipped;
 #[cfg(not(loom))]
 pub mod std_rwlock;
+// The lock crate under test (`--crate`): not built under loom, as shipped.
+#[cfg(not(loom))]
+pub mod subject;
 
 pub use fair_rwspin::FairRwSpin;
 pub use linux_rwsem::LinuxRwsem;

@@ -17,6 +17,9 @@
 pub mod broken;
 pub mod mcs;
 pub mod qspinlock;
+// The lock crate under test (`--crate`): not built under loom, as shipped.
+#[cfg(not(loom))]
+pub mod subject;
 // Not model-checked, so not built under loom: std's and other crates' locks
 // are not made of `crate::sync`'s atomics, so loom cannot see inside them,
 // and swapping in loom's own Mutex would check loom, not them.
@@ -58,17 +61,15 @@ pub trait RawLock: Sync + Send + Sized {
 }
 
 /// The locks of this suite, in the order it runs them: adding one is its
-/// file and one line here. Builds [`NAMES`], [`CRATES`] and [`visit`].
+/// file and one line here. Builds [`OWN_NAMES`] and [`visit_own`].
 macro_rules! locks {
     ($($(#[$cfg:meta])* $lock:ty),* $(,)?) => {
-        /// Every lock built into this binary, in the order the suite runs them.
-        pub const NAMES: &[&str] = &[$($(#[$cfg])* <$lock>::NAME),*];
+        /// The suite's own locks built into this binary, in the order the
+        /// suite runs them.
+        pub const OWN_NAMES: &[&str] = &[$($(#[$cfg])* <$lock>::NAME),*];
 
-        /// Each lock's crate, in the order of [`NAMES`].
-        pub const CRATES: &[&str] = &[$($(#[$cfg])* <$lock>::CRATE),*];
-
-        /// Calls `v.visit::<L>()` for the lock named `name`; `None` if there is none.
-        pub fn visit<V: LockVisitor>(name: &str, v: V) -> Option<V::Output> {
+        /// Calls `v.visit::<L>()` for the suite's own lock named `name`.
+        pub fn visit_own<V: LockVisitor>(name: &str, v: V) -> Option<V::Output> {
             $(
                 $(#[$cfg])*
                 if name == <$lock>::NAME {
@@ -98,6 +99,40 @@ locks! {
     shipped::SpinTicketMutex,
     #[cfg(feature = "broken-lock")]
     broken::Broken,
+}
+
+/// The locks this binary runs, in order: the mutexes of the lock crate
+/// under test when it was built with one (`--crate`: the comparison is
+/// about that crate, and the suite's own locks would only cost time), else
+/// the suite's own.
+pub fn names() -> &'static [&'static str] {
+    #[cfg(not(loom))]
+    if !::subject::MUTEXES.is_empty() {
+        return ::subject::MUTEXES;
+    }
+    OWN_NAMES
+}
+
+/// The crate lock `name` comes from ("lockmatrix" for the suite's own).
+pub fn crate_of(name: &str) -> &'static str {
+    struct Crate;
+    impl LockVisitor for Crate {
+        type Output = &'static str;
+        fn visit<L: RawLock>(self) -> &'static str {
+            L::CRATE
+        }
+    }
+    visit(name, Crate).unwrap_or("?")
+}
+
+/// Calls `v.visit::<L>()` for the lock named `name` (one of [`names`] or
+/// the suite's own); `None` if there is none.
+pub fn visit<V: LockVisitor>(name: &str, v: V) -> Option<V::Output> {
+    #[cfg(not(loom))]
+    if ::subject::MUTEXES.contains(&name) {
+        return subject::visit(name, v);
+    }
+    visit_own(name, v)
 }
 
 /// Something to do with one lock type: the suite's benchmarks implement it
@@ -160,10 +195,13 @@ mod tests {
 
     #[test]
     fn every_name_dispatches_to_its_lock() {
-        for &name in NAMES {
+        for &name in OWN_NAMES {
             assert_eq!(visit(name, Name), Some(name));
         }
         assert_eq!(visit("no_such_lock", Name), None);
-        assert_eq!(NAMES.contains(&"broken"), cfg!(feature = "broken-lock"));
+        assert_eq!(OWN_NAMES.contains(&"broken"), cfg!(feature = "broken-lock"));
+        // Built without a crate under test, the suite runs its own locks.
+        assert_eq!(names(), OWN_NAMES);
+        assert_eq!(crate_of("spin_mutex"), "spin");
     }
 }

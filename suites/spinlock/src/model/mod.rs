@@ -72,7 +72,7 @@ pub fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::locks::NAMES;
+    use crate::locks::OWN_NAMES as NAMES;
 
     /// Checks every model of `lock`; panics with the failure unless each
     /// one passed.

@@ -1,0 +1,150 @@
+//! Which locks of a crate lockmatrix measures, and with which features:
+//! what the crate declares in `[package.metadata.lockmatrix]`, else what
+//! lockmatrix knows of the two crates people ask about most.
+//!
+//! ```toml
+//! [package.metadata.lockmatrix]
+//! features = ["lock_api"]          # enabled for the measurement
+//! default-features = true          # the default
+//! mutex = ["RawSpinlock"]          # types implementing lock_api::RawMutex
+//! rwlock = ["rw::RawRwSpinlock"]   # ... lock_api::RawRwLock
+//! ```
+//!
+//! Paths are from the crate's root, written as a user of the crate would
+//! (`mutex::SpinMutex<()>` for a generic type). Rust cannot list a crate's
+//! trait implementations, so the list is declared, not discovered.
+
+use serde::Deserialize;
+
+/// A crate's locks and the features they need.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Declared {
+    #[serde(default)]
+    pub features: Vec<String>,
+    #[serde(default = "yes", rename = "default-features")]
+    pub default_features: bool,
+    #[serde(default)]
+    pub mutex: Vec<String>,
+    #[serde(default)]
+    pub rwlock: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// What lockmatrix knows of `name` when the crate declares nothing: spin
+/// (0.9 to 0.12: the same types and features) and parking_lot.
+pub fn known(name: &str) -> Option<Declared> {
+    let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+    match name {
+        "spin" => Some(Declared {
+            features: own(&[
+                "lock_api",
+                "spin_mutex",
+                "ticket_mutex",
+                "fair_mutex",
+                "rwlock",
+            ]),
+            default_features: false,
+            mutex: own(&[
+                "mutex::SpinMutex<()>",
+                "mutex::TicketMutex<()>",
+                "mutex::FairMutex<()>",
+            ]),
+            rwlock: own(&["rwlock::RwLock<()>"]),
+        }),
+        "parking_lot" => Some(Declared {
+            features: Vec::new(),
+            default_features: true,
+            mutex: own(&["RawMutex", "RawFairMutex"]),
+            rwlock: own(&["RawRwLock"]),
+        }),
+        _ => None,
+    }
+}
+
+impl Declared {
+    /// Reads `package.metadata.lockmatrix` (as `cargo metadata` gives it).
+    pub fn from_metadata(value: &serde_json::Value) -> Result<Declared, String> {
+        let d: Declared = serde_json::from_value(value.clone())
+            .map_err(|e| format!("[package.metadata.lockmatrix]: {e}"))?;
+        for f in &d.features {
+            if f.is_empty()
+                || !f
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-/".contains(c))
+            {
+                return Err(format!(
+                    "[package.metadata.lockmatrix] features: `{}` is not a feature name",
+                    f.escape_debug()
+                ));
+            }
+        }
+        for t in d.mutex.iter().chain(&d.rwlock) {
+            type_name(t)?;
+        }
+        if d.mutex.is_empty() && d.rwlock.is_empty() {
+            return Err("[package.metadata.lockmatrix] lists no `mutex` and no `rwlock`".into());
+        }
+        Ok(d)
+    }
+}
+
+/// The short name of a declared type: its last path segment, generics
+/// dropped (`mutex::SpinMutex<()>` is `SpinMutex`). The type itself must
+/// be a path with simple generic arguments: it is pasted into Rust code.
+pub fn type_name(path: &str) -> Result<&str, String> {
+    let ok = !path.is_empty()
+        && path.len() <= 200
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_:<>(), ".contains(c))
+        && !path.starts_with("::")
+        && path.matches('<').count() == path.matches('>').count();
+    let head = path.split('<').next().unwrap_or("");
+    let last = head.rsplit("::").next().unwrap_or("").trim();
+    if !ok
+        || last.is_empty()
+        || !last.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(format!(
+            "lock type `{}`: expected a path from the crate's root, like `mutex::SpinMutex<()>`",
+            path.escape_debug()
+        ));
+    }
+    Ok(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_read_and_checked() {
+        let d = Declared::from_metadata(&serde_json::json!({
+            "mutex": ["RawTinyLock", "ticket::Ticket<()>"],
+        }))
+        .unwrap();
+        assert!(d.default_features);
+        assert_eq!(type_name(&d.mutex[1]).unwrap(), "Ticket");
+        for bad in [
+            serde_json::json!({}),
+            serde_json::json!({"mutex": ["a; fn evil() {}"]}),
+            serde_json::json!({"mutex": ["X"], "features": ["a\"b"]}),
+            serde_json::json!({"mutex": ["X"], "typo": 1}),
+        ] {
+            assert!(Declared::from_metadata(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn known_crates_name_their_types() {
+        let spin = known("spin").unwrap();
+        let names: Vec<_> = spin.mutex.iter().map(|t| type_name(t).unwrap()).collect();
+        assert_eq!(names, ["SpinMutex", "TicketMutex", "FairMutex"]);
+        assert!(known("no-such-crate").is_none());
+    }
+}

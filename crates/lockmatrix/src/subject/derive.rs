@@ -1,0 +1,407 @@
+//! The tree a lock crate is measured in: a copy of the checkout's
+//! workspace whose `suites/subject` depends on the crate, resolved by
+//! cargo, with `locks.rs` generated for the crate's locks. The matrix then
+//! builds it like any other tree (`--against`'s base is one too).
+//!
+//! A path crate is copied beside the tree (`<tree>.crate`: outside it, as
+//! the crate may be a workspace of its own), so the build sees the working
+//! copy as it was when the run began; the hash of the copy is written into
+//! `suites/subject/Cargo.toml`, so the suites' source hash, which keys the
+//! build cache, covers the crate's code. A registry or git crate is pinned
+//! by the tree's Cargo.lock (checksum or commit), which that hash covers.
+
+use super::declared::{self, Declared};
+use super::generate;
+use super::spec::{Source, Spec};
+use super::Subject;
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Directories of the checkout the suites' build does not need.
+const NOT_COPIED: &[&str] = &["baselines/", "docs/", "results/", ".github/", "target/"];
+
+/// The tree of a spec, and the lock held while a run uses it.
+pub struct Derived {
+    pub tree: PathBuf,
+    pub subject: Subject,
+    /// Another run with the same spec waits for this one's builds.
+    pub lock: std::fs::File,
+}
+
+/// Builds the tree for `spec` under `cache/crate-trees/<hash of spec>`:
+/// one path per spec, so that a crate against itself is built from one
+/// tree into identical binaries (a binary holds its sources' paths), and
+/// the build cache finds it again. Needs the registry (or the git remote)
+/// unless cargo has what the crate needs already.
+pub fn derive(root: &Path, spec: &Spec, cache: &Path) -> Result<Derived> {
+    let all = cache.join("crate-trees");
+    let key =
+        crate::escape::prefix(&crate::file::sha256(spec.to_string().as_bytes()), 16).to_string();
+    let existed = all.exists();
+    let lock = crate::build::lock_dir(&all.join(format!("{key}.lock")))?;
+    let tree = all.join(&key);
+    let made = make(root, spec, &tree);
+    if made.is_err() {
+        // A crate that cannot be resolved leaves nothing behind.
+        let _ = std::fs::remove_dir_all(&tree);
+        let _ = std::fs::remove_dir_all(tree.with_extension("crate"));
+        let _ = std::fs::remove_dir_all(all.join(format!("{key}.lock")));
+        if !existed {
+            let _ = std::fs::remove_dir(&all);
+        }
+    }
+    let subject = made?;
+    Ok(Derived {
+        tree,
+        subject,
+        lock,
+    })
+}
+
+/// Makes the tree of `spec` at `tree`: [`derive`]'s work.
+fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
+    let tree = tree.to_path_buf();
+    if tree.exists() {
+        std::fs::remove_dir_all(&tree).with_context(|| format!("removing {}", tree.display()))?;
+    }
+    copy_files(root, &tracked(root)?, &tree, NOT_COPIED)?;
+    let mut manifest = std::fs::read_to_string(tree.join("Cargo.toml"))?;
+    // The crate's own code laid out the same from build to build, as the
+    // suites' is (one codegen unit).
+    manifest.push_str(&format!(
+        "\n# Added by lockmatrix: the lock crate under test.\n[profile.release.package.{}]\ncodegen-units = 1\n",
+        spec.name
+    ));
+    std::fs::write(tree.join("Cargo.toml"), manifest)?;
+
+    let (copied, path_state) = match &spec.source {
+        Source::Path(dir) => {
+            let copy = tree.with_extension("crate");
+            let _ = std::fs::remove_dir_all(&copy);
+            let (rel, state) = copy_path_crate(dir, &copy)?;
+            (
+                Some(copy.join(rel).to_string_lossy().into_owned()),
+                Some(state),
+            )
+        }
+        _ => (None, None),
+    };
+    let subject_dir = tree.join("suites/subject");
+    let write = |declared: &Declared, lock_api: Option<&str>| -> Result<()> {
+        let mut text = generate::cargo_toml(spec, copied.as_deref(), declared, lock_api);
+        if let Some(state) = &path_state {
+            // The copy's hash, so that the build cache tells versions apart.
+            text.push_str(&format!("# {state}\n"));
+        }
+        std::fs::write(subject_dir.join("Cargo.toml"), text)?;
+        Ok(())
+    };
+    // First the crate alone, to learn what it declares; then with the
+    // features its locks need, to learn which lock_api it follows.
+    let first = declared::known(spec.name.as_str()).unwrap_or(Declared {
+        features: Vec::new(),
+        default_features: true,
+        mutex: Vec::new(),
+        rwlock: Vec::new(),
+    });
+    write(&first, None)?;
+    let meta = metadata(&tree, spec)?;
+    let pkg = dependency(&meta, "subject", generate::EXTERN)
+        .ok_or_else(|| anyhow!("{spec}: cargo did not resolve it"))?;
+    let version = str_of(pkg, "version");
+    let declared = match pkg.pointer("/metadata/lockmatrix") {
+        Some(v) => Declared::from_metadata(v)
+            .map_err(|e| anyhow!("{spec}: {}: {e}", str_of(pkg, "manifest_path")))?,
+        None => match declared::known(spec.name.as_str()) {
+            Some(d) => d,
+            None => bail!(
+                "{spec}: its Cargo.toml declares no locks for lockmatrix: add `[package.metadata.lockmatrix]` with `mutex = [\"TypePath\", ...]` and/or `rwlock = [...]` (docs/crates.md)"
+            ),
+        },
+    };
+    write(&declared, None)?;
+    let meta = metadata(&tree, spec)?;
+    let pkg = dependency(&meta, "subject", generate::EXTERN)
+        .ok_or_else(|| anyhow!("{spec}: cargo did not resolve it"))?;
+    let id = str_of(pkg, "id");
+    let lock_api = dependency_by_package(&meta, &id, "lock_api")
+        .map(|p| str_of(p, "version"))
+        .ok_or_else(|| {
+            anyhow!("{spec}: {} {version} does not depend on lock_api with these features ({}): lockmatrix measures locks through lock_api's RawMutex and RawRwLock", spec.name, declared.features.join(", "))
+        })?;
+    let major = lock_api.split('.').take(2).collect::<Vec<_>>().join(".");
+    write(&declared, Some(&major))?;
+    let locks = generate::locks_rs(spec, &version, &declared, &lock_api)
+        .map_err(|e| anyhow!("{spec}: {e}"))?;
+    std::fs::write(subject_dir.join("src/locks.rs"), locks)?;
+    metadata(&tree, spec)?;
+
+    let lock_text = std::fs::read_to_string(tree.join("Cargo.lock"))?;
+    let source = match (&spec.source, path_state) {
+        (Source::Registry(_), _) => match checksum(&lock_text, spec.name.as_str(), &version) {
+            Some(sum) => format!("crates.io, sha256 {sum}"),
+            None => "crates.io".into(),
+        },
+        (Source::Git { url, .. }, _) => {
+            let commit = str_of(pkg, "id")
+                .rsplit_once('#')
+                .map(|(_, c)| c.chars().take(40).collect::<String>())
+                .unwrap_or_default();
+            format!("git {url} commit {commit}")
+        }
+        (Source::Path(p), Some(state)) => format!("path {} ({state})", p.display()),
+        (Source::Path(p), None) => format!("path {}", p.display()),
+    };
+    let name_of = |path: &String| generate::lock_name(&spec.name, path);
+    let subject = Subject {
+        name: spec.name.clone(),
+        version,
+        spec: spec.to_string(),
+        source,
+        lock_api,
+        rust_version: pkg
+            .get("rust_version")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        features: declared.features.clone(),
+        mutexes: declared
+            .mutex
+            .iter()
+            .map(name_of)
+            .collect::<Result<_, _>>()
+            .map_err(|e| anyhow!(e))?,
+        rwlocks: declared
+            .rwlock
+            .iter()
+            .map(name_of)
+            .collect::<Result<_, _>>()
+            .map_err(|e| anyhow!(e))?,
+    };
+    Ok(subject)
+}
+
+/// `cargo metadata` of the tree, which also resolves and writes its
+/// Cargo.lock, with a registry crate locked at exactly its version (even
+/// a yanked one, as spin 0.9.8 is). New dependencies prefer versions the
+/// suites' oldest compiler (`rust-version`) builds.
+fn metadata(tree: &Path, spec: &Spec) -> Result<Value> {
+    let meta = cargo(tree, spec, &["metadata", "--format-version", "1"])?;
+    let Source::Registry(want) = &spec.source else {
+        return Ok(meta);
+    };
+    let got = dependency(&meta, "subject", generate::EXTERN).map(|p| str_of(p, "version"));
+    match got {
+        Some(got) if got != *want => {
+            let pkg = format!("{}@{got}", spec.name);
+            cargo(tree, spec, &["update", "-p", &pkg, "--precise", want])?;
+            cargo(tree, spec, &["metadata", "--format-version", "1"])
+        }
+        _ => Ok(meta),
+    }
+}
+
+/// Runs cargo in the tree: its JSON output, or cargo's errors.
+fn cargo(tree: &Path, spec: &Spec, args: &[&str]) -> Result<Value> {
+    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(args)
+        .current_dir(tree)
+        .env("CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS", "fallback")
+        .output()
+        .context("running cargo")?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first: Vec<&str> = err
+            .lines()
+            .filter(|l| l.trim_start().starts_with("error") || l.starts_with("  "))
+            .take(6)
+            .collect();
+        bail!("{spec}: cargo cannot resolve it:\n{}", first.join("\n"));
+    }
+    Ok(serde_json::from_slice(&out.stdout).unwrap_or(Value::Null))
+}
+
+fn str_of(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn package<'a>(meta: &'a Value, id: &str) -> Option<&'a Value> {
+    meta["packages"]
+        .as_array()?
+        .iter()
+        .find(|p| p["id"].as_str() == Some(id))
+}
+
+/// The package that the workspace member `of` (by name) depends on as
+/// `extern_name`.
+fn dependency<'a>(meta: &'a Value, of: &str, extern_name: &str) -> Option<&'a Value> {
+    let node = meta["resolve"]["nodes"].as_array()?.iter().find(|n| {
+        n["id"]
+            .as_str()
+            .and_then(|id| package(meta, id))
+            .is_some_and(|p| p["name"].as_str() == Some(of) && p["source"].is_null())
+    })?;
+    let dep = node["deps"]
+        .as_array()?
+        .iter()
+        .find(|d| d["name"].as_str() == Some(extern_name))?;
+    package(meta, dep["pkg"].as_str()?)
+}
+
+/// The package named `name` that the package with id `of` depends on,
+/// whatever it calls it (spin calls lock_api `lock_api_crate`). By id: the
+/// suites' own parking_lot or spin may be another version of the crate.
+fn dependency_by_package<'a>(meta: &'a Value, of: &str, name: &str) -> Option<&'a Value> {
+    let node = meta["resolve"]["nodes"]
+        .as_array()?
+        .iter()
+        .find(|n| n["id"].as_str() == Some(of))?;
+    node["deps"]
+        .as_array()?
+        .iter()
+        .filter_map(|d| package(meta, d["pkg"].as_str()?))
+        .find(|p| p["name"].as_str() == Some(name))
+}
+
+/// The Cargo.lock checksum of `name` `version`.
+fn checksum(lock: &str, name: &str, version: &str) -> Option<String> {
+    let mut current = (None, None);
+    for line in lock.lines() {
+        let value = |k: &str| {
+            line.strip_prefix(k).map(|v| {
+                v.trim()
+                    .trim_start_matches('=')
+                    .trim()
+                    .trim_matches('"')
+                    .to_string()
+            })
+        };
+        if line.starts_with("[[package]]") {
+            current = (None, None);
+        } else if let Some(n) = value("name ") {
+            current.0 = Some(n);
+        } else if let Some(v) = value("version ") {
+            current.1 = Some(v);
+        } else if let Some(sum) = value("checksum ") {
+            if current.0.as_deref() == Some(name) && current.1.as_deref() == Some(version) {
+                return Some(sum);
+            }
+        }
+    }
+    None
+}
+
+/// The checkout's files, as git sees them: tracked, and new ones not
+/// ignored (a working copy's changes are measured as they are).
+fn tracked(root: &Path) -> Result<Vec<PathBuf>> {
+    let out = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .current_dir(root)
+        .output()
+        .context("running git ls-files")?;
+    if !out.status.success() {
+        bail!(
+            "{}: not a git checkout: {}",
+            root.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+        .collect())
+}
+
+/// Copies `files` (relative to `from`) to `to`, skipping `skip` prefixes,
+/// symbolic links and files that vanished; returns the sha256 over what
+/// was copied.
+fn copy_files(from: &Path, files: &[PathBuf], to: &Path, skip: &[&str]) -> Result<String> {
+    let mut files: Vec<&PathBuf> = files
+        .iter()
+        .filter(|f| !skip.iter().any(|s| f.to_string_lossy().starts_with(s)))
+        .collect();
+    files.sort();
+    let mut all = Vec::new();
+    for rel in files {
+        let src = from.join(rel);
+        match std::fs::symlink_metadata(&src) {
+            Ok(m) if m.is_file() => {}
+            _ => continue,
+        }
+        let dst = to.join(rel);
+        if let Some(dir) = dst.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let bytes = std::fs::read(&src).with_context(|| format!("reading {}", src.display()))?;
+        std::fs::write(&dst, &bytes)?;
+        all.extend_from_slice(rel.to_string_lossy().as_bytes());
+        all.push(0);
+        all.extend_from_slice(crate::file::sha256(&bytes).as_bytes());
+        all.push(0);
+    }
+    Ok(crate::file::sha256(&all))
+}
+
+/// Copies the crate at `dir` to `to`: its whole git repository when it is
+/// in one (a workspace's path dependencies come along), else the
+/// directory without `target/`. Returns the crate's directory relative to
+/// `to`, and its state: the commit, whether it was modified, and the
+/// sha256 of what was copied.
+fn copy_path_crate(dir: &Path, to: &Path) -> Result<(String, String)> {
+    let git = |args: &[&str]| -> Option<String> {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    if let Some(top) = git(&["rev-parse", "--show-toplevel"]) {
+        let top = PathBuf::from(top);
+        let rel = dir
+            .strip_prefix(top.canonicalize()?)
+            .unwrap_or(Path::new(""))
+            .to_string_lossy()
+            .into_owned();
+        let sum = copy_files(&top, &tracked(&top)?, to, &["target/"])?;
+        let commit = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "no commit".into());
+        let dirty = git(&["status", "--porcelain", "--untracked-files=normal"])
+            .is_some_and(|s| !s.is_empty());
+        let state = format!(
+            "git {}{}, sha256 {sum}",
+            &commit[..commit.len().min(12)],
+            if dirty { " modified" } else { "" }
+        );
+        return Ok((rel, state));
+    }
+    let mut files = Vec::new();
+    let mut dirs = vec![PathBuf::new()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(dir.join(&d))? {
+            let entry = entry?;
+            let rel = d.join(entry.file_name());
+            let kind = entry.file_type()?;
+            if kind.is_dir() && rel != Path::new("target") && rel != Path::new(".git") {
+                dirs.push(rel);
+            } else if kind.is_file() {
+                files.push(rel);
+            }
+        }
+    }
+    let sum = copy_files(dir, &files, to, &[])?;
+    Ok((String::new(), format!("sha256 {sum}")))
+}

@@ -1,0 +1,195 @@
+//! A lock crate named on the command line: `NAME@VERSION` (crates.io),
+//! `NAME@path:DIR` (a working copy) or `NAME@git:URL#REV`.
+//!
+//! Every part ends up in a generated Cargo.toml and in reports, so each is
+//! checked against a small alphabet here, where it enters.
+
+use crate::name::Name;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where the crate comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A crates.io version, taken exactly (`=VERSION`).
+    Registry(String),
+    /// A directory holding the crate's Cargo.toml (made absolute).
+    Path(PathBuf),
+    /// A git repository and a commit, tag or branch.
+    Git { url: String, rev: String },
+}
+
+/// A lock crate and the version of it to build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    pub name: Name,
+    pub source: Source,
+}
+
+impl fmt::Display for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.source {
+            Source::Registry(v) => write!(f, "{}@{v}", self.name),
+            Source::Path(p) => write!(f, "{}@path:{}", self.name, p.display()),
+            Source::Git { url, rev } => write!(f, "{}@git:{url}#{rev}", self.name),
+        }
+    }
+}
+
+const EXPECTED: &str =
+    "expected NAME@VERSION (crates.io), NAME@path:DIR or NAME@git:URL#REV, e.g. spin@0.9.8";
+
+/// Reads `--crate`'s value; relative paths are taken from `cwd`.
+pub fn parse(s: &str, cwd: &std::path::Path) -> Result<Spec, String> {
+    let bad = |why: &str| format!("--crate {}: {why}; {EXPECTED}", shown(s));
+    let (name, rest) = s.split_once('@').ok_or_else(|| bad("no `@`"))?;
+    if !is_crate_name(name) {
+        return Err(bad(
+            "the crate's name must be 1 to 64 ASCII letters, digits, `_` or `-`, starting with a letter",
+        ));
+    }
+    let name = Name::parse(name).map_err(|e| bad(&e.to_string()))?;
+    let source = if let Some(dir) = rest.strip_prefix("path:") {
+        let dir = cwd.join(dir);
+        if !dir.join("Cargo.toml").is_file() {
+            return Err(bad(&format!("{} holds no Cargo.toml", dir.display())));
+        }
+        let dir = dir.canonicalize().map_err(|e| bad(&e.to_string()))?;
+        if dir.to_str().is_none_or(|p| p.chars().any(char::is_control)) {
+            return Err(bad("the path is not printable UTF-8"));
+        }
+        Source::Path(dir)
+    } else if let Some(git) = rest.strip_prefix("git:") {
+        let (url, rev) = git
+            .rsplit_once('#')
+            .ok_or_else(|| bad("a git source needs `#REV`"))?;
+        let schemes = ["https://", "http://", "ssh://", "git://", "file://"];
+        if !schemes.iter().any(|p| url.starts_with(p))
+            || url.len() > 512
+            || url
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || "\"'\\`$<>{}".contains(c))
+        {
+            return Err(bad("the git URL must be https://, http://, ssh://, git:// or file:// with no quotes, spaces or `$`"));
+        }
+        let rev_ok = !rev.is_empty()
+            && rev.len() <= 128
+            && !rev.starts_with('-')
+            && rev
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._/-".contains(c));
+        if !rev_ok {
+            return Err(bad("REV must be a commit, tag or branch name"));
+        }
+        Source::Git {
+            url: url.to_string(),
+            rev: rev.to_string(),
+        }
+    } else if is_version(rest) {
+        Source::Registry(rest.to_string())
+    } else {
+        return Err(bad(&format!("`{}` is not a version", shown(rest))));
+    };
+    Ok(Spec { name, source })
+}
+
+/// A crates.io package name.
+fn is_crate_name(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// `MAJOR.MINOR.PATCH`, with an optional `-pre` and `+build` part.
+fn is_version(s: &str) -> bool {
+    let core = s.split(['-', '+']).next().unwrap_or("");
+    let parts: Vec<&str> = core.split('.').collect();
+    s.len() <= 64
+        && parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-+".contains(c))
+}
+
+/// At most 80 characters, control characters escaped: safe in a message.
+fn shown(s: &str) -> String {
+    s.chars().take(80).flat_map(char::escape_debug).collect()
+}
+
+/// `s` as a TOML basic string.
+pub fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(s: &str) -> Result<Spec, String> {
+        parse(s, std::path::Path::new("/nonexistent"))
+    }
+
+    #[test]
+    fn each_source_is_read() {
+        let s = parsed("spin@0.9.8").unwrap();
+        assert_eq!(s.name.as_str(), "spin");
+        assert_eq!(s.source, Source::Registry("0.9.8".into()));
+        assert_eq!(s.to_string(), "spin@0.9.8");
+        let g = parsed("parking_lot@git:https://github.com/Amanieu/parking_lot#0.12.5").unwrap();
+        assert_eq!(
+            g.source,
+            Source::Git {
+                url: "https://github.com/Amanieu/parking_lot".into(),
+                rev: "0.12.5".into()
+            }
+        );
+        let dir = std::env::temp_dir().join(format!("lockmatrix-spec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), "").unwrap();
+        let p = parse("tiny@path:.", &dir).unwrap();
+        assert_eq!(p.source, Source::Path(dir.canonicalize().unwrap()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn anything_else_is_refused_with_what_was_expected() {
+        for bad in [
+            "spin",
+            "@0.9.8",
+            "spin@",
+            "spin@latest",
+            "spin@0.9",
+            "spin@0.9.8\"",
+            "sp in@0.9.8",
+            "../x@0.9.8",
+            "spin@path:/nonexistent-dir",
+            "spin@git:https://x/y",
+            "spin@git:https://x/y#-oProxyCommand=x",
+            "spin@git:https://x/\"y#main",
+            "spin@git:ext::sh -c touch /tmp/x#main",
+            "spin@git:https://x/${{ github.token }}#main",
+        ] {
+            let e = parsed(bad).unwrap_err();
+            assert!(e.contains("expected NAME@VERSION"), "{bad}: {e}");
+        }
+        assert!(parsed(&format!("{}@1.0.0", "a".repeat(65))).is_err());
+    }
+
+    #[test]
+    fn toml_strings_are_escaped() {
+        assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000A\"");
+    }
+}
