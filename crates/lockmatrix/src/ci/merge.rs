@@ -71,6 +71,15 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
         if base(run) != base(&merged) {
             differs("base revision (--against)", &base(&merged), &base(run))?;
         }
+        // `--crate` runs: one version of one crate, built alike everywhere.
+        let subject = |r: &Run| {
+            r.subject.as_ref().map_or("none".to_string(), |c| {
+                format!("{} ({})", c.label(), c.source)
+            })
+        };
+        if subject(run) != subject(&merged) {
+            differs("lock crate (--crate)", &subject(&merged), &subject(run))?;
+        }
         if run.host.lockmatrix_commit != merged.host.lockmatrix_commit {
             differs(
                 "lockmatrix commit",

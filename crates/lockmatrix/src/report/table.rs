@@ -381,10 +381,22 @@ pub fn lock_crates(run: &Run) -> String {
             format!("{krate} {version} ({names})")
         })
         .collect();
+    let under_test = run.subject.as_ref().map_or(String::new(), |c| {
+        format!(
+            "lock crate under test: {} ({}): {}; lock_api {}\n",
+            c.label(),
+            c.spec,
+            c.source,
+            c.lock_api
+        )
+    });
     if parts.is_empty() {
-        String::new()
+        under_test
     } else {
-        format!("locks from other crates: {}\n", parts.join("; "))
+        format!(
+            "{under_test}locks from other crates: {}\n",
+            parts.join("; ")
+        )
     }
 }
 

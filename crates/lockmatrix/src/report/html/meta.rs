@@ -71,6 +71,18 @@ pub fn section(run: &Run) -> String {
     if let Some(p) = &run.insns_plugin {
         kv.push(vec!["instruction counter".into(), tool(&Some(p.clone()))]);
     }
+    if let Some(c) = &run.subject {
+        kv.push(vec![
+            "lock crate under test".into(),
+            format!(
+                "{} (<code>{}</code>): {}; lock_api {}",
+                esc(&c.label()),
+                esc(&c.spec),
+                esc(&c.source),
+                esc(&c.lock_api)
+            ),
+        ]);
+    }
     if !run.lock_crates.is_empty() {
         let crates: Vec<String> = run
             .lock_crates
