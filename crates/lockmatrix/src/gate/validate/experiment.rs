@@ -71,7 +71,9 @@ pub fn resample(recordings: &[Recording], opts: &ValidateOptions) -> Result<Vali
         tally.evaluate(&head, &base, opts, &mut rng)?;
     }
     let ids = recordings.iter().map(|(h, _)| h.run_id.clone()).collect();
-    Ok(tally.finish(Method::Resample, ids, &parts[0].0, opts, notes))
+    let mut v = tally.finish(Method::Resample, ids, &parts[0].0, opts, notes);
+    v.order_effect = super::order::order_effect(&parts, opts.seed);
+    Ok(v)
 }
 
 /// End to end: every recording gated as it was made (A/A), and
@@ -90,10 +92,12 @@ pub fn end_to_end(recordings: &[Recording], opts: &ValidateOptions) -> Result<Va
         tally.inject(head, base, &gating[j % parts.len()], opts, &mut rng)?;
     }
     let ids = recordings.iter().map(|(h, _)| h.run_id.clone()).collect();
-    Ok(tally.finish(Method::EndToEnd, ids, &parts[0].0, opts, notes))
+    let mut v = tally.finish(Method::EndToEnd, ids, &parts[0].0, opts, notes);
+    v.order_effect = super::order::order_effect(&parts, opts.seed);
+    Ok(v)
 }
 
-fn is_count(x: &crate::protocol::Sample) -> bool {
+pub(super) fn is_count(x: &crate::protocol::Sample) -> bool {
     x.kind().exact()
 }
 
@@ -102,7 +106,11 @@ fn timing(samples: &[crate::protocol::Sample]) -> impl Iterator<Item = &crate::p
     samples.iter().filter(|x| !is_count(x))
 }
 
-fn suite_of<'a>(run: &'a Run, target: &str, suite: &str) -> Option<&'a crate::results::SuiteRun> {
+pub(super) fn suite_of<'a>(
+    run: &'a Run,
+    target: &str,
+    suite: &str,
+) -> Option<&'a crate::results::SuiteRun> {
     run.targets
         .iter()
         .find(|t| t.name == target)?

@@ -18,16 +18,21 @@
 //!   (A/A across separate invocations of the matrix), and the injections
 //!   spread over them.
 //!
+//! - [`order::order_effect`]: the AB/BA order effect of the recordings'
+//!   pairs, the recording the unit.
+//!
 //! Only targets whose timings gate count (every runner but `qemu`); suites
 //! that failed are left out and named in the notes. Deterministic for a
 //! seed. Pure: the gate runs on the runs in memory.
 
 mod experiment;
+mod order;
 mod render;
 mod rng;
 mod tally;
 
 pub use experiment::{end_to_end, resample};
+pub use order::OrderEffect;
 pub use render::report_json;
 pub(crate) use rng::SplitMix64;
 
@@ -198,6 +203,8 @@ pub struct Validation {
     pub power_per_cell: Vec<(String, usize, usize)>,
     /// Targets and suites left out, and why.
     pub notes: Vec<String>,
+    /// Whether the side of a pair run second is faster (`order.rs`).
+    pub order_effect: Option<OrderEffect>,
 }
 
 #[cfg(test)]

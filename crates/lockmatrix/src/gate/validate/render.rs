@@ -60,6 +60,7 @@ impl Validation {
             "false_alarm_upper95": self.false_alarm_upper95,
             "power": power,
             "rounds_per_side": self.head_rounds.max,
+            "order_effect": self.order_effect,
             "details": {
                 "method": self.method,
                 "description": self.method_text(),
@@ -170,6 +171,9 @@ impl Validation {
                 delta * 100.0,
                 d.slowdown * 100.0,
             ));
+        }
+        if let Some(e) = &self.order_effect {
+            out.push_str(&format!("  {}\n", e.line()));
         }
         for note in &self.notes {
             out.push_str(&format!("  note: {note}\n"));

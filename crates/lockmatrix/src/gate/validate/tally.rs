@@ -196,6 +196,7 @@ impl Tally {
             false_alarm_cells: alarm_cells,
             power_per_cell,
             notes,
+            order_effect: None,
         }
     }
 }
