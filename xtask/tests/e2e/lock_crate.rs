@@ -208,3 +208,36 @@ fn a_crate_that_does_not_build_for_a_target_names_itself_and_the_others_run() {
     let (out, _, _) = matrix(&work, &broken, None, &strict);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
 }
+
+#[test]
+fn a_git_revision_of_a_crate_is_built_and_recorded_by_its_commit() {
+    let _cpus = shared_cpus();
+    let work = scratch_dir("crate-git");
+    let repo = tinylock(&work.join("repo"), "0.1.0", None);
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "0.1.0"]);
+    let commit = git(&repo, &["rev-parse", "HEAD"]);
+    let spec = format!("tinylock@git:file://{}#{commit}", repo.display());
+    let results = work.join("results");
+    let (out, dir) = matrix_in(
+        &repo_root(),
+        &results,
+        &[
+            "--crate",
+            &spec,
+            "--targets",
+            "aarch64",
+            "--suites",
+            "spinlock",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = read_json(&dir.join("run.json"));
+    let source = run["subject"]["source"].as_str().unwrap();
+    assert_eq!(
+        source,
+        format!("git file://{} commit {commit}", repo.display())
+    );
+    assert_eq!(run["targets"][0]["status"]["state"], "ok");
+}

@@ -145,7 +145,8 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
             None => "crates.io".into(),
         },
         (Source::Git { url, .. }, _) => {
-            let commit = str_of(pkg, "id")
+            // `git+URL?rev=REV#COMMIT`.
+            let commit = str_of(pkg, "source")
                 .rsplit_once('#')
                 .map(|(_, c)| c.chars().take(40).collect::<String>())
                 .unwrap_or_default();
