@@ -207,6 +207,20 @@ fn a_crate_that_does_not_build_for_a_target_names_itself_and_the_others_run() {
     strict.push("--require-build");
     let (out, _, _) = matrix(&work, &broken, None, &strict);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+
+    // A CI job of one target the crate cannot build for: answered, exit 0
+    // (a failure, exit 1, with --require-build).
+    let one = ["--targets", "mips32", "--suites", "spinlock"];
+    let (out, _, _) = matrix(&work, &broken, None, &one);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("nothing ran: mips32: tinylock 0.3.0 does not build for mips32"));
+    let (out, _, _) = matrix(
+        &work,
+        &broken,
+        None,
+        &[&one[..], &["--require-build"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
 }
 
 #[test]
