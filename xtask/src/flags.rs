@@ -34,15 +34,19 @@ pub struct GateArgs {
     /// for a run made with --against, else `baselines`]
     #[arg(long)]
     pub baselines: Option<PathBuf>,
-    /// Slowdown that counts as a regression (0.05 = 5%)
-    #[arg(long, default_value_t = 0.05)]
-    pub delta: f64,
-    /// Family-wise false-alarm rate of the gate (Holm across all cells)
-    #[arg(long, default_value_t = 0.05)]
+    /// Slowdown a contended timing-family cell must catch (0.10 = 10%);
+    /// a regression is slower than half of it, with confidence
+    #[arg(long, default_value_t = GateOptions::default().threshold)]
+    pub threshold: f64,
+    /// The same for 1-thread cells
+    #[arg(long, default_value_t = GateOptions::default().quiet_threshold)]
+    pub quiet_threshold: f64,
+    /// False-alarm rate of a target's timing family, over all looks
+    #[arg(long, default_value_t = GateOptions::default().alpha)]
     pub alpha: f64,
-    /// False discovery rate of the advisory list (Benjamini-Hochberg)
-    #[arg(long, default_value_t = 0.10)]
-    pub fdr_q: f64,
+    /// Per cell: how often a slowdown of its threshold may be cleared
+    #[arg(long, default_value_t = GateOptions::default().clear_alpha)]
+    pub clear_alpha: f64,
     /// Also write the gate report as JSON (`-`: standard output)
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -61,9 +65,10 @@ pub struct GateArgs {
 impl GateArgs {
     pub fn options(&self) -> GateOptions {
         GateOptions {
-            delta: self.delta,
+            threshold: self.threshold,
+            quiet_threshold: self.quiet_threshold,
             alpha: self.alpha,
-            fdr_q: self.fdr_q,
+            clear_alpha: self.clear_alpha,
         }
     }
 
@@ -299,9 +304,12 @@ pub struct ValidateGateArgs {
     /// A/A evaluations (and injected slowdowns) by resampling
     #[arg(long, default_value_t = 100)]
     pub evaluations: usize,
-    /// The gate's delta to validate
-    #[arg(long, default_value_t = GateOptions::default().delta)]
-    pub delta: f64,
+    /// The gate's threshold (contended cells) to validate
+    #[arg(long, default_value_t = GateOptions::default().threshold)]
+    pub threshold: f64,
+    /// The gate's threshold of 1-thread cells to validate
+    #[arg(long, default_value_t = GateOptions::default().quiet_threshold)]
+    pub quiet_threshold: f64,
     /// The gate's family-wise alpha to validate
     #[arg(long, default_value_t = GateOptions::default().alpha)]
     pub alpha: f64,

@@ -32,6 +32,7 @@ pub mod ci;
 pub mod config;
 pub mod cpu;
 pub mod escape;
+pub mod family;
 pub mod file;
 pub mod footprint;
 pub mod gate;
@@ -79,6 +80,7 @@ mod layers {
             &["results", "gate", "report", "matrix", "policy"],
         ),
         ("policy.rs", &["results", "gate", "report", "matrix"]),
+        ("family.rs", &["results", "gate", "report", "matrix"]),
         ("results", &["gate", "report", "matrix"]),
         ("footprint", &["results", "gate", "report", "matrix"]),
         (

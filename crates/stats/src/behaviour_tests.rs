@@ -5,12 +5,12 @@
 use crate::{bh_reject, compare, holm_reject, mann_whitney_slowdown, Comparison};
 
 /// xorshift64* with Box-Muller: deterministic normal deviates, no dependency.
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// Seeds through splitmix64's finalizer, so that nearby seeds give
     /// unrelated streams (the runs of a seed sweep must be independent).
-    fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -25,7 +25,7 @@ impl Rng {
         (bits as f64 + 0.5) / (1u64 << 53) as f64 // in (0, 1)
     }
 
-    fn normal(&mut self) -> f64 {
+    pub(crate) fn normal(&mut self) -> f64 {
         let (u, v) = (self.uniform(), self.uniform());
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }

@@ -57,12 +57,16 @@ pub fn signed_rank_slowdown(
     delta: f64,
 ) -> Result<SignedRank, StatsError> {
     let margin = log_margin(delta)?;
-    let d: Vec<f64> = log_ratios(base, head)?
-        .into_iter()
-        .map(|r| r - margin)
-        .filter(|r| r.abs() > 1e-12)
-        .collect();
-    Ok(test(&d))
+    Ok(signed_rank_on(
+        log_ratios(base, head)?.into_iter().map(|r| r - margin),
+    ))
+}
+
+/// The one-sided test that differences `d` are centred above 0 (zero
+/// differences dropped).
+pub(crate) fn signed_rank_on(d: impl Iterator<Item = f64>) -> SignedRank {
+    let d: Vec<f64> = d.filter(|r| r.abs() > 1e-12).collect();
+    test(&d)
 }
 
 /// The smallest p-value `n` pairs can give: every pair slower.

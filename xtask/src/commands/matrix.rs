@@ -33,6 +33,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         counts_only: false,
         tree: None,
         crates,
+        stop_when_decided: Some(args.gate.options()),
     };
     // A corrupt baseline is bad input: said before anything is built.
     if opts.against.is_none() && opts.crates.is_none() {

@@ -18,7 +18,8 @@ pub fn run(root: &Path, args: ValidateGateArgs) -> Result<bool> {
         rounds: args.pairs,
         seed: args.seed,
         gate: GateOptions {
-            delta: args.delta,
+            threshold: args.threshold,
+            quiet_threshold: args.quiet_threshold,
             alpha: args.alpha,
             ..GateOptions::default()
         },
@@ -90,6 +91,8 @@ fn record(
         counts_only: false,
         tree: None,
         crates: None,
+        // Every round is kept: the validation resamples them.
+        stop_when_decided: None,
     };
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
     packages::ensure(&matrix::packages_needed(&selected, need))?;

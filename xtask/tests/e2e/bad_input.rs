@@ -39,8 +39,8 @@ fn refused_matrix_option(name: &str, flag: &str, first: &str) {
 }
 
 #[test]
-fn a_negative_delta_is_refused_before_any_build() {
-    refused_matrix_option("delta", "--delta=-1", "error: gate delta is -1");
+fn a_negative_threshold_is_refused_before_any_build() {
+    refused_matrix_option("threshold", "--threshold=-1", "error: gate threshold is -1");
 }
 
 #[test]

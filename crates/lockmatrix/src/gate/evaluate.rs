@@ -18,16 +18,17 @@
 //! - Against stored baselines, a family cell recorded on another testbed
 //!   (runner, CPU model, emulator or compiler version) is `incomparable`.
 //! - A cell with missing or non-positive values is `not_comparable`.
-//! - The remaining family cells gate: each gets a one-sided p-value for
-//!   "slower by more than delta": the paired signed-rank test on the
-//!   per-round log ratios against the base revision (rounds were
-//!   interleaved), Mann-Whitney against stored baselines. Holm across all
-//!   of them at the family-wise alpha decides `regression`;
-//!   Benjamini-Hochberg at `fdr_q` lists `possible_regression`s; a ratio
-//!   interval below `1 / (1 + delta)` is an `improvement`; a cell that
-//!   could not have reached significance is `underpowered`; the rest are
-//!   `unchanged`. When no family cell can reach Holm's level at all with
-//!   the rounds it has, the report says so ([`TimingGate`]).
+//! - The remaining family cells gate, each with a threshold (the slowdown
+//!   it must catch) and a per-cell level (the target's alpha split over
+//!   its suites and their family cells), see [`crate::family`].
+//!   Against the base revision the pairs are replayed look by look and a
+//!   cell ends `regression` (slower than half its threshold, with
+//!   confidence), `cleared` (slower by less than its threshold, with
+//!   confidence; `improvement` when even faster by more than it) or
+//!   `inconclusive` (the last look reached, with the pairs it would need).
+//!   Against stored baselines the same three verdicts come from one look:
+//!   Mann-Whitney for the regression, the Hodges-Lehmann interval for the
+//!   clearing.
 //!
 //! [`evaluate`] is a pure function of the run, the reference and the
 //! options; reading baseline files happens before ([`Reference::stored`]).
@@ -37,6 +38,7 @@ use super::ordering::{self, Footprints, ModelGate, OrderingChange};
 use super::GateOptions;
 use crate::acknowledge::Acknowledgement;
 use crate::cells::{self, CellKey, RunCell, Summary};
+use crate::family;
 use crate::name::Name;
 use crate::policy::{self, Role};
 use crate::protocol::{case_label, Better};
@@ -44,6 +46,7 @@ use crate::results::{Failure, Run, Status, SuiteRun, TargetResult};
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use stats::Decision;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -51,16 +54,19 @@ use std::path::Path;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// Slower by more than delta, significant after Holm: fails the gate.
+    /// An instruction count above the reference, or a timing-family cell
+    /// slower than its margin with confidence: fails the gate.
     Regression,
-    /// Significant under Benjamini-Hochberg only: advisory.
-    PossibleRegression,
-    /// Faster by more than delta (the ratio interval is below `1 / (1 + delta)`).
+    /// A timing-family cell slower by less than its threshold, with
+    /// confidence.
+    Cleared,
+    /// A timing-family cell that reached neither boundary by its last look.
+    Inconclusive,
+    /// Fewer instructions than the reference, or a timing-family cell
+    /// faster by more than its threshold.
     Improvement,
-    /// A QEMU timing: emulator time, shown and never failing.
+    /// A QEMU timing, or a cell outside the timing family: shown, never failing.
     Advisory,
-    /// Too few rounds to detect a slowdown of delta after Holm; not significant.
-    Underpowered,
     /// The baseline was recorded on another testbed or in another unit.
     Incomparable,
     /// Missing or non-positive values: cannot be compared on a log scale.
@@ -70,6 +76,7 @@ pub enum Verdict {
     /// An instruction count whose executed ordering footprint changed:
     /// never an improvement, gated by the ordering change itself.
     OrderingChanged,
+    /// An instruction count equal to the reference's.
     Unchanged,
 }
 
@@ -77,10 +84,10 @@ impl Verdict {
     pub const ALL: [Verdict; 10] = [
         Verdict::Regression,
         Verdict::OrderingChanged,
-        Verdict::PossibleRegression,
+        Verdict::Inconclusive,
         Verdict::Improvement,
+        Verdict::Cleared,
         Verdict::Advisory,
-        Verdict::Underpowered,
         Verdict::Incomparable,
         Verdict::NotComparable,
         Verdict::NoBaseline,
@@ -91,10 +98,10 @@ impl Verdict {
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Regression => "regression",
-            Verdict::PossibleRegression => "possible_regression",
+            Verdict::Cleared => "cleared",
+            Verdict::Inconclusive => "inconclusive",
             Verdict::Improvement => "improvement",
             Verdict::Advisory => "advisory",
-            Verdict::Underpowered => "underpowered",
             Verdict::Incomparable => "incomparable",
             Verdict::NotComparable => "not_comparable",
             Verdict::NoBaseline => "no_baseline",
@@ -115,12 +122,24 @@ pub struct Effect {
     pub lo: f64,
     pub hi: f64,
     pub confidence: f64,
-    /// One-sided Mann-Whitney p-value of "slower by more than delta", per cell.
+    /// One-sided p-value of "slower than the margin" (signed-rank paired,
+    /// Mann-Whitney against stored baselines), on all the cell's values.
     pub p: f64,
-    /// Holm-adjusted p-value across the gating cells (gating cells only).
-    pub p_holm: Option<f64>,
-    /// Benjamini-Hochberg-adjusted p-value (gating cells only).
-    pub p_bh: Option<f64>,
+}
+
+/// Where a family cell's decision was made.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Look {
+    /// The deciding look (1-based), or the last one reached, of `looks`.
+    pub look: usize,
+    pub looks: usize,
+    /// Pairs (per side) that look used.
+    pub pairs: usize,
+    /// The slowdown the cell must catch, and the one it tolerates.
+    pub threshold: f64,
+    pub margin: f64,
+    /// The per-cell level of a false regression.
+    pub alpha: f64,
 }
 
 /// One cell's comparison and verdict.
@@ -144,9 +163,11 @@ pub struct CellReport {
     /// The baseline's values, when there is a baseline cell.
     pub base: Option<Summary>,
     pub effect: Option<Effect>,
-    /// Gating cells: too few rounds to reach Holm's per-cell level.
-    pub underpowered: bool,
-    /// Rounds per side the cell would need (gating cells; `None`: unknown).
+    /// Family cells: the look that decided them.
+    pub look: Option<Look>,
+    /// Inconclusive cells: about how many pairs (rounds per side) they
+    /// would need to be decided with power 0.8 at their threshold
+    /// (`None`: unknown).
     pub rounds_needed: Option<usize>,
     /// Why a cell is incomparable or not comparable.
     pub note: Option<String>,
@@ -357,12 +378,12 @@ fn short(commit: &str) -> &str {
 /// Whether the run's timing family could fail the gate at all.
 #[derive(Debug, Clone, Serialize)]
 pub struct TimingGate {
-    /// Cells in Holm's family (the suites' timing family on real hardware,
+    /// Family cells compared (the suites' timing family on real hardware,
     /// with a comparable reference).
     pub cells: usize,
-    /// `alpha / cells`: the level a lone slowdown must reach.
+    /// The strictest per-cell level among them.
     pub cell_alpha: f64,
-    /// The fewest rounds a family cell has (per side).
+    /// The fewest pairs (rounds per side) the plan gives a family cell.
     pub rounds: usize,
     /// The smallest p-value those rounds can give.
     pub min_p: f64,
@@ -378,13 +399,13 @@ impl TimingGate {
                 .into()
         } else if self.gated {
             format!(
-                "timing gated on {} family cells, {} rounds per side: Holm's per-cell level {:.1e}, reachable (smallest p {:.1e})",
+                "timing gated on {} family cells, up to {} pairs each: per-cell level down to {:.1e}, reachable (smallest p {:.1e})",
                 self.cells, self.rounds, self.cell_alpha, self.min_p
             )
         } else {
             format!(
-                "timing not gated: {} rounds cannot reach p < {:.1e} (Holm over {} cells; smallest p {:.1e}): record more rounds (--rounds)",
-                self.rounds, self.cell_alpha, self.cells, self.min_p
+                "timing not gated: {} pairs cannot reach p < {:.1e} (smallest p {:.1e}): record more rounds (--rounds)",
+                self.rounds, self.cell_alpha, self.min_p
             )
         }
     }
@@ -409,10 +430,8 @@ pub struct GateReport {
     pub notes: Vec<Item>,
     /// Every cell of the run, in run order (target, suite, then cell key).
     pub cells: Vec<CellReport>,
-    /// How many timing cells gate (Holm's family).
+    /// How many timing cells gate (the family cells compared).
     pub family: usize,
-    /// `alpha / family`: the level a lone slowdown must reach under Holm.
-    pub cell_alpha: f64,
     /// Whether any timing slowdown could have failed the gate.
     pub timing: TimingGate,
     /// Instruction counts compared exactly.
@@ -487,11 +506,17 @@ impl Recounted {
     }
 }
 
-/// A gating cell waiting for the multiplicity correction.
+/// A family cell waiting for its decision, once its target's suites and
+/// family are known.
 struct Pending {
     index: usize,
+    target: Name,
     base: Vec<f64>,
     head: Vec<f64>,
+    /// The target's suites, the suite's family cells, the most pairs a cell gets.
+    suites: usize,
+    family_cells: usize,
+    max_pairs: usize,
 }
 
 /// The reference cells of one suite run, and what makes them comparable.
@@ -539,7 +564,6 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
         notes: Vec::new(),
         cells: Vec::new(),
         family: 0,
-        cell_alpha: opts.alpha,
         timing: TimingGate {
             cells: 0,
             cell_alpha: opts.alpha,
@@ -557,6 +581,9 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
         models: ModelGate::of(run.models.as_ref()),
     };
     let mut pending = Vec::new();
+    // The most pairs a family cell gets: as the run was planned, else the
+    // most any of the target's cells has.
+    let planned = run.against.as_ref().and_then(|a| a.pairs);
     for t in &run.targets {
         target_status(t, &mut report);
         let testbed = Testbed::of(run, t);
@@ -567,8 +594,18 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
             let acks = reference.acknowledgements(run);
             suite(t, s, &testbed, found, acks, opts, &mut report, &mut pending);
         }
+        let most = pending
+            .iter()
+            .filter(|p| p.target == t.name)
+            .map(|p| p.base.len().min(p.head.len()))
+            .max()
+            .unwrap_or(0);
+        for p in pending.iter_mut().filter(|p| p.target == t.name) {
+            p.suites = t.suites.len();
+            p.max_pairs = planned.map_or(most, |n| n as usize);
+        }
     }
-    correct(&mut report, &pending, opts);
+    decide(&mut report, &pending, opts);
     Ok(report)
 }
 
@@ -810,6 +847,10 @@ fn suite(
     }
     let ordering = ordering_of(t, s, &reference, &count_differs, acks, report);
     let counts_before = report.counts_compared;
+    let family_cells = run_cells
+        .iter()
+        .filter(|c| policy::role(c.kind(), t.runner, c.gating) == Role::Family)
+        .count();
     for cell in &run_cells {
         let mut r = CellReport {
             target: t.name.clone(),
@@ -825,7 +866,7 @@ fn suite(
             head: Summary::of(&cell.samples),
             base: None,
             effect: None,
-            underpowered: false,
+            look: None,
             rounds_needed: None,
             note: None,
         };
@@ -845,6 +886,7 @@ fn suite(
             if let Some(p) = p {
                 pending.push(Pending {
                     index: report.cells.len(),
+                    family_cells,
                     ..p
                 });
             }
@@ -999,10 +1041,11 @@ fn judge(
         return None;
     };
     if rc.better == cell.better {
+        let margin = crate::family::margin(crate::family::threshold(opts, &cell.case));
         let compared = if paired {
-            stats::compare_paired(&base, &head, opts.delta, opts.alpha)
+            stats::compare_paired(&base, &head, margin, opts.clear_alpha)
         } else {
-            stats::compare(&base, &head, opts.delta, opts.alpha)
+            stats::compare(&base, &head, margin, opts.clear_alpha)
         };
         match compared {
             Ok(c) => {
@@ -1012,8 +1055,6 @@ fn judge(
                     hi: c.ratio_hi,
                     confidence: c.confidence,
                     p: c.p_rank,
-                    p_holm: None,
-                    p_bh: None,
                 })
             }
             Err(e) => differs.push(format!("not comparable: {e}")),
@@ -1036,8 +1077,12 @@ fn judge(
     }
     Some(Pending {
         index: 0,
+        target: t.name.clone(),
         base,
         head,
+        suites: 0,
+        family_cells: 0,
+        max_pairs: 0,
     })
 }
 
@@ -1078,8 +1123,6 @@ fn judge_insns(
         hi: ratio,
         confidence: 1.0,
         p: if exact { 1.0 } else { 0.0 },
-        p_holm: None,
-        p_bh: None,
     });
     r.note = Some(format!(
         "{head} insns/op vs {base} in the reference (exact; tolerance {tolerance})"
@@ -1093,58 +1136,99 @@ fn judge_insns(
     };
 }
 
-/// Holm across all gating cells decides the regressions; BH lists the
-/// possible ones; the rest are improvements, underpowered or unchanged.
-fn correct(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
-    let m = pending.len();
-    report.family = m;
-    report.cell_alpha = opts.alpha / m.max(1) as f64;
-    let rounds = pending
-        .iter()
-        .map(|c| c.base.len().min(c.head.len()))
-        .min()
-        .unwrap_or(0);
-    let min_p = if report.paired {
-        stats::min_p_value_paired(rounds)
-    } else {
-        stats::min_p_value(rounds, rounds)
+/// Every family cell's verdict: its looks replayed against the base
+/// revision, or one look against stored baselines.
+fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
+    report.family = pending.len();
+    let mut timing = TimingGate {
+        cells: pending.len(),
+        cell_alpha: opts.alpha,
+        rounds: usize::MAX,
+        min_p: 0.0,
+        gated: !pending.is_empty(),
     };
-    report.timing = TimingGate {
-        cells: m,
-        cell_alpha: report.cell_alpha,
-        rounds,
-        min_p,
-        gated: m > 0 && min_p <= report.cell_alpha,
-    };
-    let p: Vec<f64> = pending
-        .iter()
-        .map(|c| report.cells[c.index].effect.map_or(1.0, |e| e.p))
-        .collect();
-    let holm = stats::holm_adjust(&p);
-    let bh = stats::bh_adjust(&p);
-    for (i, c) in pending.iter().enumerate() {
-        let power = if report.paired {
-            stats::assess_paired_power(&c.base, &c.head, opts.delta, report.cell_alpha).ok()
-        } else {
-            stats::assess_power(&c.base, &c.head, opts.delta, report.cell_alpha).ok()
-        };
+    for c in pending {
+        let alpha = family::cell_alpha(opts, c.suites, c.family_cells);
         let r = &mut report.cells[c.index];
-        let Some(e) = r.effect.as_mut() else { continue };
-        e.p_holm = Some(holm[i]);
-        e.p_bh = Some(bh[i]);
-        let e = *e;
-        r.underpowered = power.is_none_or(|p| p.underpowered);
-        r.rounds_needed = power.and_then(|p| p.rounds_needed);
-        r.verdict = if holm[i] <= opts.alpha {
-            Verdict::Regression
-        } else if bh[i] <= opts.fdr_q {
-            Verdict::PossibleRegression
-        } else if e.hi < 1.0 / (1.0 + opts.delta) {
-            Verdict::Improvement
-        } else if r.underpowered {
-            Verdict::Underpowered
+        let threshold = family::threshold(opts, &r.case);
+        let margin = family::margin(threshold);
+        let n = c.base.len().min(c.head.len());
+        let min_p = if report.paired {
+            stats::min_p_value_paired(c.max_pairs.max(n))
         } else {
-            Verdict::Unchanged
+            stats::min_p_value(c.base.len(), c.head.len())
         };
+        timing.cell_alpha = timing.cell_alpha.min(alpha);
+        timing.rounds = timing.rounds.min(c.max_pairs.max(n));
+        timing.min_p = timing.min_p.max(min_p);
+        timing.gated &= min_p <= alpha;
+        // Sized for the distance between the threshold and the margin.
+        let apart = (1.0 + threshold) / (1.0 + margin) - 1.0;
+        let needed = if report.paired {
+            stats::assess_paired_power(&c.base[..n], &c.head[..n], apart, alpha)
+        } else {
+            stats::assess_power(&c.base, &c.head, apart, alpha)
+        };
+        r.rounds_needed = needed.ok().and_then(|p| p.rounds_needed);
+        let Some(e) = r.effect else { continue };
+        let mut look = Look {
+            look: 1,
+            looks: 1,
+            pairs: n,
+            threshold,
+            margin,
+            alpha,
+        };
+        let verdict = if report.paired {
+            let found = family::plan(opts, c.max_pairs, c.suites, c.family_cells)
+                .ok()
+                .and_then(|plan| {
+                    let s = family::decide(&plan, opts, &r.case, &c.base, &c.head)?;
+                    Some((s, plan.looks.len()))
+                });
+            match found {
+                Some((s, looks)) => {
+                    look.look = s.look + 1;
+                    look.looks = looks;
+                    look.pairs = s.pairs;
+                    match s.decision {
+                        Decision::Regression => Verdict::Regression,
+                        Decision::Cleared => Verdict::Cleared,
+                        Decision::Inconclusive => Verdict::Inconclusive,
+                        Decision::Continue => {
+                            r.note = Some(format!(
+                                "the run stopped at {n} pairs, before the last look ({})",
+                                c.max_pairs
+                            ));
+                            Verdict::Inconclusive
+                        }
+                    }
+                }
+                None => {
+                    r.note = Some(format!(
+                        "{n} pairs: fewer than the first look ({})",
+                        family::LOOK_EVERY.min(c.max_pairs)
+                    ));
+                    Verdict::Inconclusive
+                }
+            }
+        } else if e.p <= alpha {
+            Verdict::Regression
+        } else if e.hi < 1.0 + threshold {
+            Verdict::Cleared
+        } else {
+            Verdict::Inconclusive
+        };
+        // Cleared, and faster by more than the threshold.
+        r.verdict = if verdict == Verdict::Cleared && e.hi < 1.0 / (1.0 + threshold) {
+            Verdict::Improvement
+        } else {
+            verdict
+        };
+        r.look = Some(look);
     }
+    if timing.rounds == usize::MAX {
+        timing.rounds = 0;
+    }
+    report.timing = timing;
 }

@@ -15,21 +15,23 @@ impl GateReport {
     pub fn count_line(&self) -> String {
         let n = |v| self.count(v);
         format!(
-            "gate: {} timing cells, {} instruction counts and {} ordering footprints compared, \
-             {} ordering changes ({} acknowledged), {} violated models, {} regressions, {} improvements, {} possible regressions, \
-             {} advisory, {} underpowered, {} incomparable, {} new, {} not comparable, \
+            "gate: {} timing-family cells ({} cleared, {} inconclusive, {} regressions, {} improvements), \
+             {} instruction counts and {} ordering footprints compared, \
+             {} ordering changes ({} acknowledged), {} violated models, {} count regressions, \
+             {} advisory, {} incomparable, {} new, {} not comparable, \
              {} failed checks, {} problems => {}",
             self.family,
+            n(Verdict::Cleared),
+            n(Verdict::Inconclusive),
+            self.family_with(Verdict::Regression),
+            self.family_with(Verdict::Improvement),
             self.counts_compared,
             self.footprints_compared,
             self.ordering.len(),
             self.ordering.len() - self.unacknowledged().count(),
             self.models.violated.len(),
-            n(Verdict::Regression),
-            n(Verdict::Improvement),
-            n(Verdict::PossibleRegression),
+            n(Verdict::Regression) - self.family_with(Verdict::Regression),
             n(Verdict::Advisory),
-            n(Verdict::Underpowered),
             n(Verdict::Incomparable),
             n(Verdict::NoBaseline),
             n(Verdict::NotComparable),
@@ -39,50 +41,66 @@ impl GateReport {
         )
     }
 
+    /// Family cells with `verdict`.
+    fn family_with(&self, verdict: Verdict) -> usize {
+        self.with(verdict).filter(|c| c.family).count()
+    }
+
+    /// What the thresholds are, for the reports' explanations.
+    fn thresholds(&self) -> String {
+        format!(
+            "{} (1-thread cells) or {} (contended)",
+            pct(self.options.quiet_threshold),
+            pct(self.options.threshold)
+        )
+    }
+
     /// Sections that list cells, in report order: (title, explanation, cells).
     pub(crate) fn cell_sections(&self) -> Vec<(String, String, Vec<&CellReport>)> {
-        let d = pct(self.options.delta);
         let mut regressions: Vec<&CellReport> = self.with(Verdict::Regression).collect();
         regressions.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
         let mut improvements: Vec<&CellReport> = self.with(Verdict::Improvement).collect();
         improvements.sort_by(|a, b| ratio(a).total_cmp(&ratio(b)));
-        let mut possible: Vec<&CellReport> = self.with(Verdict::PossibleRegression).collect();
-        possible.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
+        let mut inconclusive: Vec<&CellReport> = self.with(Verdict::Inconclusive).collect();
+        inconclusive.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
+        let shown = self.options.threshold;
         let mut advisory: Vec<&CellReport> = self
             .with(Verdict::Advisory)
-            .filter(|c| {
-                c.clearly_slower(self.options.delta) || c.clearly_faster(self.options.delta)
-            })
+            .filter(|c| c.clearly_slower(shown) || c.clearly_faster(shown))
             .collect();
         advisory.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
         vec![
             (
                 format!("Regressions ({})", regressions.len()),
                 format!(
-                    "instruction counts above the reference, and timing-family cells slower by more \
-                     than {d}, significant after Holm at alpha {} across {} cells",
-                    self.options.alpha, self.family
+                    "instruction counts above the reference, and timing-family cells slower than \
+                     half their threshold ({}) with confidence, at the look shown \
+                     (alpha {} per target, split over its suites and cells)",
+                    self.thresholds(),
+                    self.options.alpha
                 ),
                 regressions,
             ),
             (
                 format!("Improvements ({})", improvements.len()),
-                format!("faster by more than {d} (the ratio interval is below 1/(1+delta))"),
+                "fewer instructions, or a family cell faster by more than its threshold".into(),
                 improvements,
             ),
             (
-                format!("Possible regressions ({})", possible.len()),
-                format!(
-                    "Benjamini-Hochberg at q {}, not significant after Holm: advisory",
-                    self.options.fdr_q
-                ),
-                possible,
+                format!("Inconclusive ({})", inconclusive.len()),
+                "family cells that reached neither boundary by the last look: never fail; \
+                 the estimate is shown with its interval. If one matters, run the pull request \
+                 again with more pairs (`--rounds`, up to the pairs shown as needed) or look at \
+                 its instruction count and ordering footprint, which gate exactly"
+                    .into(),
+                inconclusive,
             ),
             (
                 format!(
-                    "Advisory cells: QEMU timings and cells outside the timing family ({} of {} outside ±{d})",
+                    "Advisory cells: QEMU timings and cells outside the timing family ({} of {} outside ±{})",
                     advisory.len(),
-                    self.count(Verdict::Advisory)
+                    self.count(Verdict::Advisory),
+                    pct(shown)
                 ),
                 "emulator time, or not in a suite's timing family: shown, never fails".into(),
                 advisory,
@@ -155,36 +173,24 @@ impl GateReport {
     /// Grouped sections: (title, explanation, lines).
     fn grouped_sections(&self) -> Vec<(String, String, Vec<String>)> {
         let mut out = Vec::new();
-        // Underpowered, per target/suite.
-        let mut under: BTreeMap<String, (usize, usize, Option<usize>)> = BTreeMap::new();
-        for c in self.with(Verdict::Underpowered) {
-            let e = under.entry(format!("{}/{}", c.target, c.suite)).or_insert((
-                0,
-                usize::MAX,
-                Some(0),
-            ));
+        // Cleared, per target/suite, with the look they stopped at.
+        let mut cleared: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for c in self.with(Verdict::Cleared) {
+            let e = cleared
+                .entry(format!("{}/{}", c.target, c.suite))
+                .or_insert((0, 0));
             e.0 += 1;
-            e.1 = e.1.min(rounds(c));
-            e.2 = match (e.2, c.rounds_needed) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                _ => None,
-            };
+            e.1 = e.1.max(c.look.map_or(0, |l| l.pairs));
         }
         out.push((
-            format!("Underpowered ({})", self.count(Verdict::Underpowered)),
+            format!("Cleared ({})", self.count(Verdict::Cleared)),
             format!(
-                "too few rounds to detect a {} slowdown at Holm's level {:.2e}: a pass here is no evidence",
-                pct(self.options.delta),
-                self.cell_alpha
+                "timing-family cells slower by less than their threshold ({}), with confidence",
+                self.thresholds()
             ),
-            under
+            cleared
                 .into_iter()
-                .map(|(place, (n, have, need))| {
-                    let need = need.map_or("an unknown number (too few values)".into(), |r| {
-                        format!("up to {r}")
-                    });
-                    format!("{place}: {n} cells have {have} rounds, need {need} per side")
-                })
+                .map(|(place, (n, pairs))| format!("{place}: {n} cells, by {pairs} pairs"))
                 .collect(),
         ));
         // Incomparable, one line per cause: counts and timings apart, with
@@ -327,13 +333,13 @@ impl GateReport {
         let mut b = Budget::new(max_bytes);
         let verdict = self.outcome().word();
         b.push(&format!(
-            "## lockmatrix gate: **{verdict}**\n\nrun `{}` against {}: delta {}, alpha {} (Holm across {} cells), fdr q {}\n\n{}\n\n{}\n\n",
+            "## lockmatrix gate: **{verdict}**\n\nrun `{}` against {}: thresholds {}, alpha {} per target over {} family cells, clearing alpha {}\n\n{}\n\n{}\n\n",
             md(&self.run_id),
             md(&self.reference),
-            pct(self.options.delta),
+            self.thresholds(),
             self.options.alpha,
             self.family,
-            self.options.fdr_q,
+            self.options.clear_alpha,
             self.timing.line(),
             md(&self.models.line())
         ));
@@ -508,7 +514,6 @@ impl GateReport {
             "models": self.models,
             "options": self.options,
             "family": self.family,
-            "cell_alpha": self.cell_alpha,
             "counts": counts,
             "failed_checks": self.failed_checks,
             "problems": self.problems,
@@ -534,10 +539,6 @@ fn ratio(c: &CellReport) -> f64 {
     c.effect.map_or(1.0, |e| e.ratio)
 }
 
-fn rounds(c: &CellReport) -> usize {
-    c.head.n.min(c.base.as_ref().map_or(0, |b| b.n))
-}
-
 /// `target/suite bench [case] metric`: how reports name a cell.
 pub(crate) fn cell_name(c: &CellReport) -> String {
     format!(
@@ -559,7 +560,8 @@ pub(crate) fn header() -> Vec<String> {
         "base -> head (median)",
         "cost ratio [interval]",
         "change",
-        "p (Holm)",
+        "p",
+        "decided",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -578,12 +580,19 @@ pub(crate) fn row(c: &CellReport) -> Vec<String> {
                 e.confidence * 100.0
             ),
             format!("{:+.1}%", (e.ratio - 1.0) * 100.0),
-            match e.p_holm {
-                Some(h) => format!("{} ({})", pval(e.p), pval(h)),
-                None => pval(e.p),
-            },
+            pval(e.p),
         ),
         None => ("-".into(), "-".into(), "-".into()),
+    };
+    let decided = match (c.look, c.verdict) {
+        (Some(l), Verdict::Inconclusive) => format!(
+            "{} pairs; needs {}",
+            l.pairs,
+            c.rounds_needed
+                .map_or("more (unknown)".into(), |n| format!("about {n}"))
+        ),
+        (Some(l), _) => format!("look {}/{}, {} pairs", l.look, l.looks, l.pairs),
+        (None, _) => "-".into(),
     };
     vec![
         format!("{}/{}", c.target, c.suite),
@@ -599,6 +608,7 @@ pub(crate) fn row(c: &CellReport) -> Vec<String> {
         ratio,
         change,
         p,
+        decided,
     ]
 }
 

@@ -63,7 +63,7 @@ impl GateReport {
                 self.main_cause(false)
             } else {
                 format!(
-                    "{} rounds cannot reach Holm's level: record more with --rounds",
+                    "{} pairs cannot reach the per-cell level: record more with --rounds",
                     self.timing.rounds
                 )
             };
@@ -172,12 +172,18 @@ impl GateReport {
             } else {
                 0
             };
-            let under = match self.count(Verdict::Underpowered) {
+            let family = |v| self.with(v).filter(|c| c.family).count();
+            let decided = match gated {
                 0 => String::new(),
-                n => format!(" ({n} underpowered: no evidence either way)"),
+                _ => format!(
+                    " ({} cleared, {} regressions, {} inconclusive)",
+                    family(Verdict::Cleared) + family(Verdict::Improvement),
+                    family(Verdict::Regression),
+                    family(Verdict::Inconclusive)
+                ),
             };
             format!(
-                "{gated}/{} timing-family cells gated{under}",
+                "{gated}/{} timing-family cells gated{decided}",
                 self.family_present
             )
         });

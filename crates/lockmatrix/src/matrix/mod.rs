@@ -54,6 +54,11 @@ pub struct Options {
     pub tree: Option<PathBuf>,
     /// `--crate` (and `--against-crate`): measure a lock crate's locks.
     pub crates: Option<Crates>,
+    /// With `--against`: stop a suite's pairs at the first look where the
+    /// gate with these options has decided every family cell
+    /// ([`crate::family`]). `None` records every round (the
+    /// recordings `validate-gate` resamples).
+    pub stop_when_decided: Option<crate::family::GateOptions>,
 }
 
 /// The lock crate under test and the version to compare it with.
@@ -83,6 +88,7 @@ impl Options {
             counts_only: true,
             tree: Some(tree),
             crates: None,
+            stop_when_decided: None,
         }
     }
 }
@@ -636,6 +642,8 @@ impl Runs<'_> {
             profile: self.opts.profile,
             rounds: self.opts.rounds,
             counts_only: self.opts.counts_only,
+            stop_when_decided: self.opts.stop_when_decided,
+            suites: self.names.len(),
         };
         let sides = Sides {
             head: (self.dir, result),
@@ -698,6 +706,7 @@ pub fn run(
                     rev: rev.clone(),
                     commit: w.commit.clone(),
                     acknowledged,
+                    pairs: Some(plan::rounds(opts.profile, opts.rounds, true)),
                 })
             })
             .transpose()?,

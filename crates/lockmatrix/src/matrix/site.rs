@@ -25,6 +25,11 @@ pub struct Site<'a> {
     pub rounds: Option<u32>,
     /// Only the invocations that count instructions.
     pub counts_only: bool,
+    /// Stop a suite's pairs once the gate with these options decided its
+    /// family cells (`Options::stop_when_decided`).
+    pub stop_when_decided: Option<crate::family::GateOptions>,
+    /// The suites the target runs: the gate splits its level over them.
+    pub suites: usize,
 }
 
 /// One suite's runs on a site: this tree's and, with `--against`, the
@@ -109,7 +114,12 @@ impl Site<'_> {
                 family,
             ),
         };
+        let max_pairs = super::plan::rounds(self.profile, self.rounds, true) as usize;
+        let mut decided = false;
         for step in steps {
+            if decided && step.round.is_some() {
+                continue;
+            }
             let (binaries, acc) = match step.side {
                 Side::Head => (self.binaries, &mut head),
                 Side::Base => (
@@ -124,6 +134,7 @@ impl Site<'_> {
             if ended_badly {
                 break;
             }
+            decided = family && self.decided_after(&step, &head, &base, max_pairs);
         }
         Ok(SuiteRuns {
             head: head.ok_or(Failure::Silent {
@@ -131,6 +142,38 @@ impl Site<'_> {
             })?,
             base,
         })
+    }
+}
+
+impl Site<'_> {
+    /// Whether the pair `step` completed is a look at which every family
+    /// cell of the suite is decided: the remaining rounds can go.
+    fn decided_after(
+        &self,
+        step: &super::plan::Step,
+        head: &Option<Folded>,
+        base: &Option<Folded>,
+        max_pairs: usize,
+    ) -> bool {
+        let (Some(opts), Some(round), Some(h), Some(b)) =
+            (self.stop_when_decided, step.round, head, base)
+        else {
+            return false;
+        };
+        let pairs = round as usize + 1;
+        let both_ran = |f: &Folded| f.parsed.samples.iter().any(|s| s.round == round);
+        let look = pairs % crate::family::LOOK_EVERY == 0;
+        look && pairs < max_pairs
+            && both_ran(h)
+            && both_ran(b)
+            && crate::family::all_decided(
+                &h.parsed.samples,
+                &b.parsed.samples,
+                self.target.runner,
+                &opts,
+                max_pairs,
+                self.suites,
+            )
     }
 }
 

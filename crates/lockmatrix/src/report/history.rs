@@ -4,7 +4,7 @@
 //! (everywhere) and each suite's timing family on real hardware (QEMU
 //! timings never gate). Runs are ordered by start time, then commit; each
 //! run's own gate (against its `--against` base, or the baselines) says
-//! which changes it flagged: a regression, a possible regression, an
+//! which changes it flagged: a regression, an inconclusive family cell, an
 //! improvement. The terminal gets a table (a sparkline and the last values
 //! of each cell); [`html`] draws one panel per cell.
 
@@ -87,7 +87,7 @@ pub struct History {
 fn flag_of(verdict: Verdict) -> bool {
     matches!(
         verdict,
-        Verdict::Regression | Verdict::PossibleRegression | Verdict::Improvement
+        Verdict::Regression | Verdict::Inconclusive | Verdict::Improvement
     )
 }
 
@@ -213,7 +213,7 @@ fn sparkline(values: &[(Option<f64>, Option<Flag>)]) -> String {
 fn mark(f: Option<Flag>) -> &'static str {
     match f.map(|f| f.verdict) {
         Some(Verdict::Regression) => " !",
-        Some(Verdict::PossibleRegression) => " ?",
+        Some(Verdict::Inconclusive) => " ?",
         Some(Verdict::Improvement) => " +",
         _ => "",
     }
@@ -285,7 +285,7 @@ pub fn text(h: &History) -> String {
     } else {
         out.push_str(&columns(&rows));
     }
-    out.push_str("marks: ! regression, ? possible regression, + improvement (as each run's gate flagged it)\n");
+    out.push_str("marks: ! regression, ? inconclusive, + improvement (as each run's gate flagged it)\n");
     let mut flagged = Vec::new();
     for t in &h.trends {
         for (i, (v, f)) in t.values.iter().enumerate() {
@@ -413,7 +413,7 @@ pub fn html(h: &History) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{}\
          <title>lockmatrix history</title><style>{}</style></head><body><h1>lockmatrix history: {} runs</h1>\
          <section id=\"runs\"><h2>Runs</h2>{runs}</section><section id=\"trends\"><h2>Gating cells</h2>\
-         <p>Median per run; a ringed point is a change that run's gate flagged (red: regression, orange: possible regression, green: improvement). \
+         <p>Median per run; a ringed point is a change that run's gate flagged (red: regression, orange: inconclusive, green: improvement). \
          Instruction counts that never changed are not drawn.</p>{}</section></body></html>\n",
         crate::report::html::GENERATOR,
         crate::report::html::STYLE,

@@ -25,8 +25,10 @@ use std::path::{Path, PathBuf};
 /// suite run's `static_footprint` (the ordering footprint of each lock
 /// operation's whole code) and the run's `models` (the loom model check).
 /// Version 7 added the run's `subject`: the lock crate it measured
-/// (`--crate`), exactly as built.
-pub const FORMAT_VERSION: u32 = 7;
+/// (`--crate`), exactly as built. Version 8 added `against.pairs`: the
+/// most pairs a timing-family cell was planned to get (the gate's last
+/// look; a suite stops earlier once its family is decided).
+pub const FORMAT_VERSION: u32 = 8;
 const OLDEST_FORMAT: u32 = 1;
 
 mod status;
@@ -122,6 +124,10 @@ pub struct Against {
     /// (format 6): the ordering changes they acknowledge pass the gate.
     #[serde(default)]
     pub acknowledged: Vec<crate::acknowledge::Acknowledgement>,
+    /// The most pairs (rounds per side) a timing-family cell was planned
+    /// to get: the gate's last look (before version 8: the most recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<u32>,
 }
 
 impl Run {

@@ -38,6 +38,10 @@ pub fn resample(recordings: &[Recording], opts: &ValidateOptions) -> Result<Vali
     let mut tally = Tally::default();
     for _ in 0..opts.evaluations {
         let (mut head, mut base) = (parts[0].0.clone(), parts[0].1.clone());
+        // The draw is what the gate's plan gives a cell: its last look.
+        if let Some(a) = head.against.as_mut() {
+            a.pairs = Some(opts.rounds as u32);
+        }
         for ((target, suite), pool) in &pools {
             let mut order: Vec<usize> = (0..pool.len()).collect();
             rng.shuffle(&mut order);
@@ -207,6 +211,7 @@ pub(super) struct GatingCell {
     pub(super) case: String,
     pub(super) metric: Name,
     pub(super) better: Better,
+    /// Its A/A verdict was `inconclusive`: too noisy for its pairs.
     pub(super) underpowered: bool,
     /// Its A/A verdict was `regression`.
     pub(super) regressed: bool,
@@ -221,7 +226,7 @@ impl GatingCell {
             case: canonical_case(&c.case),
             metric: c.metric.clone(),
             better: c.better,
-            underpowered: c.underpowered,
+            underpowered: c.verdict == Verdict::Inconclusive,
             regressed: c.verdict == Verdict::Regression,
         }
     }
@@ -255,11 +260,7 @@ impl GatingCell {
     }
 }
 
-/// Gating cells: those in Holm's family.
+/// Gating cells: the family cells the gate decided.
 pub(super) fn gating(report: &GateReport) -> Vec<&CellReport> {
-    report
-        .cells
-        .iter()
-        .filter(|c| c.effect.is_some_and(|e| e.p_holm.is_some()))
-        .collect()
+    report.cells.iter().filter(|c| c.look.is_some()).collect()
 }

@@ -307,8 +307,9 @@ mod tests {
             "{}",
             v.terminal()
         );
-        // On the null boundary of "slower by more than 5%".
-        assert!(five.rate <= 0.25, "{}", v.terminal());
+        // These are 1-thread cells: their threshold is 5%, and with 1%
+        // noise 30 pairs catch it too.
+        assert!(five.rate >= 0.8, "{}", v.terminal());
         assert_eq!(v.json()["power"]["0.10"], ten.rate);
         assert!(!v.power_per_cell.is_empty());
     }

@@ -111,7 +111,7 @@ impl Validation {
         ));
         out.push_str(&format!(
             "  {} gating cells per evaluation, rounds per side {} base / {} head; \
-             Holm's per-cell level {:.3e} needs >= {} rounds per side; {} cells underpowered\n",
+             per-cell level down to {:.3e} needs >= {} pairs; {} cells inconclusive\n",
             self.cells_per_evaluation.show(),
             self.base_rounds.show(),
             self.head_rounds.show(),
@@ -163,12 +163,12 @@ impl Validation {
             GOAL_POWER.0 * 100.0,
             if self.goal_met() { "met" } else { "NOT met" },
         ));
-        let delta = self.options.gate.delta;
-        if let Some(d) = self.power.iter().find(|d| d.slowdown <= delta + 1e-12) {
+        let margin = crate::family::margin(self.options.gate.quiet_threshold);
+        if let Some(d) = self.power.iter().find(|d| d.slowdown <= margin + 1e-12) {
             out.push_str(&format!(
-                "  the gate fails a cell slower by more than delta = {:.0}%: a {:.0}% slowdown \
-                 is within its null hypothesis, found about as often as a false alarm\n",
-                delta * 100.0,
+                "  a regression is slower than half the cell's threshold (at least {:.1}%): a {:.0}% \
+                 slowdown is within the margin, found about as often as a false alarm\n",
+                margin * 100.0,
                 d.slowdown * 100.0,
             ));
         }

@@ -54,12 +54,16 @@ impl Tally {
                 *self.alarm_cells.entry(cell_name(c)).or_default() += 1;
             }
         }
-        if report.count(Verdict::PossibleRegression) > 0 {
+        if cells.iter().any(|c| c.verdict == Verdict::Inconclusive) {
             self.advisory_alarms += 1;
         }
         self.cells.push(cells.len());
-        self.underpowered
-            .push(cells.iter().filter(|c| c.underpowered).count());
+        self.underpowered.push(
+            cells
+                .iter()
+                .filter(|c| c.verdict == Verdict::Inconclusive)
+                .count(),
+        );
         for c in &cells {
             self.base_rounds.push(c.base.as_ref().map_or(0, |b| b.n));
             self.head_rounds.push(c.head.n);

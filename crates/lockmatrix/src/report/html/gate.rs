@@ -19,9 +19,9 @@ const LIST: usize = 40;
 pub fn verdict_colour(v: Verdict) -> &'static str {
     match v {
         Verdict::Regression => "#c0392b",
-        Verdict::PossibleRegression => "#e67e22",
+        Verdict::Inconclusive => "#e67e22",
         Verdict::Improvement => "#27ae60",
-        Verdict::Underpowered => "#8e44ad",
+        Verdict::Cleared => "#34495e",
         Verdict::Unchanged => "#34495e",
         _ => "#95a5a6",
     }
@@ -159,7 +159,7 @@ fn forest(g: &GateReport) -> String {
                 "<figure class=\"panel\"><figcaption>{} <span class=\"native\">{} family cells</span></figcaption>{}</figure>",
                 esc(target),
                 cells.len(),
-                forest_panel(target, &cells, g.options.delta)
+                forest_panel(target, &cells, g.options.threshold)
             )
         })
         .collect();
@@ -221,8 +221,10 @@ fn forest_panel(target: &str, cells: &[&CellReport], delta: f64) -> String {
             bound(e.hi),
             e.confidence * 100.0,
             e.p,
-            e.p_holm
-                .map_or(String::new(), |h| format!(" (Holm {h:.2e})")),
+            c.look.map_or(String::new(), |l| format!(
+                " (look {}/{}, {} pairs)",
+                l.look, l.looks, l.pairs
+            )),
             c.verdict.name()
         );
         s.text(left - 6.0, yc + 3.5, "end", "label", label);
@@ -237,10 +239,9 @@ fn forest_legend(g: &GateReport) -> String {
     let mut legend = String::from(r#"<ul class="legend">"#);
     for v in [
         Verdict::Regression,
-        Verdict::PossibleRegression,
+        Verdict::Inconclusive,
         Verdict::Improvement,
-        Verdict::Underpowered,
-        Verdict::Unchanged,
+        Verdict::Cleared,
     ] {
         legend.push_str(&format!(
             r#"<li><span class="swatch" style="background:{}"></span>{} ({})</li>"#,
@@ -250,8 +251,9 @@ fn forest_legend(g: &GateReport) -> String {
         ));
     }
     legend.push_str(&format!(
-        "<li>dashed: 1 + delta = {} and 1 / (1 + delta)</li></ul>",
-        1.0 + g.options.delta
+        "<li>dashed: 1 + threshold = {} and 1 / (1 + threshold) (contended cells; 1-thread cells: {})</li></ul>",
+        1.0 + g.options.threshold,
+        1.0 + g.options.quiet_threshold
     ));
     legend
 }

@@ -227,6 +227,7 @@ mod tests {
             rev: "HEAD~1".into(),
             commit: "abc".into(),
             acknowledged: Vec::new(),
+            pairs: None,
         });
         let g = evaluate(&head, &Reference::Base(&base), &GateOptions::default()).unwrap();
         let html = render(&head, Some(&g));

@@ -1,0 +1,251 @@
+//! How strict the gate is with a target's timing family, and how the
+//! family is decided against the base revision run beside it:
+//! group-sequentially, cell by cell (see `stats::SequentialPlan` for the
+//! boundaries). Below both the run loop and the gate, which share it. The run loop asks [`all_decided`] after each look
+//! and stops a suite's pairs once every family cell is decided; the gate
+//! replays the same looks over what was recorded ([`decide`]), so both
+//! agree on where each cell stopped.
+//!
+//! - Thresholds: a 1-thread cell (no `threads` in its case, or 1) must
+//!   catch a slowdown of `quiet_threshold` (5%), a contended one of
+//!   `threshold` (10%); a regression is slower than half of it with
+//!   confidence (the margin: a layout shift of a percent or two is not a
+//!   regression), a cleared cell slower by less than all of it.
+//! - Levels: the family is a target's (one testbed, one CI job). Its
+//!   false-alarm rate `alpha` is split evenly over the target's suites and
+//!   then over each suite's family cells (Bonferroni: every suite can
+//!   decide its own cells while it runs, without waiting for the others).
+//! - Looks: every [`LOOK_EVERY`] pairs, and at the most pairs a cell gets.
+
+use crate::cells::{self, RunCell};
+use crate::config::RunnerKind;
+use crate::policy::{self, Role};
+use crate::protocol::Sample;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use stats::{Decision, Sequential, SequentialPlan, StatsError};
+
+/// How strict the gate is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct GateOptions {
+    /// The slowdown a contended timing-family cell must catch (0.10 =
+    /// 10%): it is cleared only when slower by less, and a regression is
+    /// slower than half of it with confidence.
+    pub threshold: f64,
+    /// The same for 1-thread cells, whose noise allows a finer one.
+    pub quiet_threshold: f64,
+    /// False-alarm rate of a target's timing family, over all its looks.
+    pub alpha: f64,
+    /// Per cell: how often a slowdown of the threshold may be cleared.
+    pub clear_alpha: f64,
+}
+
+impl Default for GateOptions {
+    fn default() -> Self {
+        GateOptions {
+            threshold: 0.10,
+            quiet_threshold: 0.05,
+            alpha: 0.05,
+            clear_alpha: 0.05,
+        }
+    }
+}
+
+impl GateOptions {
+    /// Checks the ranges, as an exit-status-2 error naming the bad option.
+    pub fn check(&self) -> anyhow::Result<()> {
+        for (name, t) in [
+            ("threshold", self.threshold),
+            ("quiet threshold", self.quiet_threshold),
+        ] {
+            if !(t.is_finite() && t > 0.0 && t < 10.0) {
+                anyhow::bail!("gate {name} is {t}: expected a fraction > 0 (0.10 = 10% slower)");
+            }
+        }
+        for (name, a) in [("alpha", self.alpha), ("clear alpha", self.clear_alpha)] {
+            if !(a > 0.0 && a < 0.5) {
+                anyhow::bail!("gate {name} is {a}: expected 0 < alpha < 0.5 (e.g. 0.05)");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Pairs between two looks.
+pub const LOOK_EVERY: usize = 10;
+
+/// The slowdown a family cell must catch (0.10 = 10%).
+pub fn threshold(opts: &GateOptions, case: &Map<String, Value>) -> f64 {
+    let threads = case.get("threads").and_then(Value::as_u64).unwrap_or(1);
+    if threads <= 1 {
+        opts.quiet_threshold
+    } else {
+        opts.threshold
+    }
+}
+
+/// The slowdown tolerated: a regression is slower than this.
+pub fn margin(threshold: f64) -> f64 {
+    threshold / 2.0
+}
+
+/// The per-cell level of a family cell: `alpha / suites / cells`.
+pub fn cell_alpha(opts: &GateOptions, suites: usize, family_cells: usize) -> f64 {
+    opts.alpha / (suites.max(1) * family_cells.max(1)) as f64
+}
+
+/// The plan of one suite's family cells.
+pub fn plan(
+    opts: &GateOptions,
+    max_pairs: usize,
+    suites: usize,
+    family_cells: usize,
+) -> Result<SequentialPlan, StatsError> {
+    SequentialPlan::new(
+        SequentialPlan::looks_every(LOOK_EVERY, max_pairs.max(1)),
+        cell_alpha(opts, suites, family_cells),
+        opts.clear_alpha,
+    )
+}
+
+/// One family cell's pairs replayed over the plan's looks. `None` when its
+/// values cannot be compared (missing or non-positive) or the first look
+/// has not come.
+pub fn decide(
+    plan: &SequentialPlan,
+    opts: &GateOptions,
+    case: &Map<String, Value>,
+    base: &[f64],
+    head: &[f64],
+) -> Option<Sequential> {
+    let n = base.len().min(head.len());
+    let t = threshold(opts, case);
+    plan.decide(&base[..n], &head[..n], t, margin(t)).ok()
+}
+
+/// The cells of a suite's timing family on `runner`.
+fn family(cells: Vec<RunCell>, runner: RunnerKind) -> Vec<RunCell> {
+    cells
+        .into_iter()
+        .filter(|c| policy::role(c.kind(), runner, c.gating) == Role::Family)
+        .collect()
+}
+
+/// Whether every family cell of one suite is decided (regression or
+/// cleared) on the pairs recorded so far: the run loop's stopping rule.
+/// A cell whose values cannot be compared holds nothing up; a suite
+/// without family cells is decided at once.
+pub fn all_decided(
+    head: &[Sample],
+    base: &[Sample],
+    runner: RunnerKind,
+    opts: &GateOptions,
+    max_pairs: usize,
+    suites: usize,
+) -> bool {
+    let head = family(cells::collect(head), runner);
+    let base = family(cells::collect(base), runner);
+    let Ok(plan) = plan(opts, max_pairs, suites, head.len()) else {
+        return false;
+    };
+    head.iter().all(|h| {
+        let Some(b) = base.iter().find(|b| b.key == h.key) else {
+            return true;
+        };
+        let values = |c: &RunCell| cells::lower_is_better(&c.samples, c.better);
+        let (Some(bv), Some(hv)) = (values(b), values(h)) else {
+            return true;
+        };
+        decide(&plan, opts, &h.case, &bv, &hv)
+            .is_some_and(|s| matches!(s.decision, Decision::Regression | Decision::Cleared))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::name::known;
+    use crate::protocol::Better;
+
+    fn sample(lock: &str, threads: u64, round: u32, value: f64) -> Sample {
+        let mut case = Map::new();
+        case.insert("lock".into(), lock.into());
+        case.insert("threads".into(), threads.into());
+        Sample {
+            suite: known("spinlock"),
+            bench: known("lock_unlock"),
+            case,
+            metric: known("ns_per_op"),
+            unit: known("ns"),
+            better: Better::Lower,
+            value: Some(value),
+            gating: true,
+            round,
+        }
+    }
+
+    fn side(rounds: u32, slow: f64, spread: f64) -> Vec<Sample> {
+        (0..rounds)
+            .flat_map(|r| {
+                let wobble = 1.0 + spread * ((r * 7 % 5) as f64 - 2.0);
+                [
+                    sample("ticket", 1, r, 20.0 * wobble),
+                    sample("mcs", 1, r, 30.0 * wobble * slow),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_quiet_unchanged_suite_is_decided_at_the_first_look_and_not_before() {
+        let opts = GateOptions::default();
+        let base = side(10, 1.0, 0.002);
+        let head: Vec<Sample> = base
+            .iter()
+            .cloned()
+            .map(|mut s| {
+                s.value = s.value.map(|v| v * 1.001);
+                s
+            })
+            .collect();
+        assert!(all_decided(&head, &base, RunnerKind::Native, &opts, 40, 3));
+        assert!(!all_decided(
+            &head[..18],
+            &base[..18],
+            RunnerKind::Native,
+            &opts,
+            40,
+            3
+        ));
+        // Under QEMU nothing is in the family: nothing to wait for.
+        assert!(all_decided(
+            &head[..2],
+            &base[..2],
+            RunnerKind::Qemu,
+            &opts,
+            40,
+            3
+        ));
+    }
+
+    #[test]
+    fn a_cell_in_the_margin_keeps_the_suite_going() {
+        let opts = GateOptions::default();
+        // mcs 3.5% slower: more than the 2.5% margin of a 1-thread cell,
+        // less than its 5% threshold, with 10 pairs of noise as large:
+        // neither boundary is crossed at the first look.
+        let base = side(10, 1.0, 0.0);
+        let head = side(10, 1.035, 0.02);
+        assert!(!all_decided(&head, &base, RunnerKind::Native, &opts, 40, 3));
+    }
+
+    #[test]
+    fn thresholds_follow_the_threads() {
+        let opts = GateOptions::default();
+        let case = |t: u64| sample("x", t, 0, 1.0).case;
+        assert_eq!(threshold(&opts, &case(1)), opts.quiet_threshold);
+        assert_eq!(threshold(&opts, &case(2)), opts.threshold);
+        assert_eq!(threshold(&opts, &Map::new()), opts.quiet_threshold);
+        assert!((cell_alpha(&opts, 3, 10) - opts.alpha / 30.0).abs() < 1e-15);
+    }
+}
