@@ -113,7 +113,8 @@ fn packages() -> impl Iterator<Item = &'static str> {
 /// times and treats a package at the same place in two checkouts (this
 /// tree and an `--against` worktree, or two clones sharing the cache) as
 /// one unit, so older files from another tree would pass for built.
-/// Cleaning the suite packages (std stays) settles it by content.
+/// Cleaning the suite packages (their dependencies stay, and std is not
+/// in the target dir) settles it by content.
 fn forget_other_sources(root: &Path, job: &Job, sources: &str) -> Result<(), BuildError> {
     let stamp = target_dir(job).join("lockmatrix-sources");
     if std::fs::read_to_string(&stamp).is_ok_and(|s| s == sources) {
@@ -122,7 +123,7 @@ fn forget_other_sources(root: &Path, job: &Job, sources: &str) -> Result<(), Bui
     clean_suites(root, job)
 }
 
-/// `cargo clean` of the suite packages for `job` (std stays).
+/// `cargo clean` of the suite packages for `job` (dependencies stay).
 fn clean_suites(root: &Path, job: &Job) -> Result<(), BuildError> {
     let mut clean = cargo_for(root, job);
     clean.args(["clean", "--release", "--target", &job.target.triple]);
