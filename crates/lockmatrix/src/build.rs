@@ -321,7 +321,8 @@ fn sysroot_work(job: &Job) -> PathBuf {
         .join(format!("{}.build", sysroot_key(job)))
 }
 
-/// Written last into a complete sysroot.
+/// Written last into a complete sysroot: what it is for (triple, flags,
+/// toolchain), for whoever looks in the cache.
 const SYSROOT_DONE: &str = "lockmatrix-sysroot";
 
 /// The cargo command that builds std for `job`'s sysroot: a throwaway
@@ -439,8 +440,11 @@ fn ensure_sysroot(job: &Job, log: &Path) -> Result<String, BuildError> {
     std::fs::write(
         &marker,
         format!(
-            "{}\n{copied} rlibs, built in {secs:.1}s\n",
-            job.toolchain.version()
+            "{}\n{}\n{} ({})\n{copied} rlibs, built in {secs:.1}s\n",
+            job.target.triple,
+            job.target.std_codegen_flags().join(" "),
+            job.toolchain.version(),
+            job.toolchain.label,
         ),
     )
     .map_err(|e| io(&marker, e))?;
