@@ -1,5 +1,9 @@
 //! Cross-building the suites for each target: one cargo invocation per
-//! target, two targets at a time.
+//! target, two targets at a time. With a build-std toolchain std is built
+//! first, once per triple, toolchain and base flags, into a sysroot in the
+//! cache ([`sysroot_dir`]) that every variant of the triple builds against:
+//! a variant's CPU and features apply to the suites and their crates.io
+//! dependencies, not to std.
 
 use crate::config::Target;
 use crate::observe::{Event, Observer};
@@ -109,7 +113,8 @@ fn packages() -> impl Iterator<Item = &'static str> {
 /// times and treats a package at the same place in two checkouts (this
 /// tree and an `--against` worktree, or two clones sharing the cache) as
 /// one unit, so older files from another tree would pass for built.
-/// Cleaning the suite packages (std stays) settles it by content.
+/// Cleaning the suite packages (their dependencies stay, and std is not
+/// in the target dir) settles it by content.
 fn forget_other_sources(root: &Path, job: &Job, sources: &str) -> Result<(), BuildError> {
     let stamp = target_dir(job).join("lockmatrix-sources");
     if std::fs::read_to_string(&stamp).is_ok_and(|s| s == sources) {
@@ -118,7 +123,7 @@ fn forget_other_sources(root: &Path, job: &Job, sources: &str) -> Result<(), Bui
     clean_suites(root, job)
 }
 
-/// `cargo clean` of the suite packages for `job` (std stays).
+/// `cargo clean` of the suite packages for `job` (dependencies stay).
 fn clean_suites(root: &Path, job: &Job) -> Result<(), BuildError> {
     let mut clean = cargo_for(root, job);
     clean.args(["clean", "--release", "--target", &job.target.triple]);
@@ -189,8 +194,9 @@ pub(crate) fn lock_dir(dir: &Path) -> Result<std::fs::File, crate::file::FileErr
     Ok(file)
 }
 
-/// One dir per triple, and per variant with its own CPU or features (they
-/// build their own std, kept beside).
+/// One dir per triple, and per variant with its own CPU or features: the
+/// two build at once, and a change of flags does not rebuild the other's
+/// suites. (std is not in it: it comes from [`sysroot_dir`].)
 fn target_dir(job: &Job) -> PathBuf {
     let t = job.target;
     let dir = match (&t.target_cpu, &t.target_features) {
@@ -240,27 +246,225 @@ fn cargo_for(root: &Path, job: &Job) -> Command {
         .env(target_env(triple, "LINKER"), &job.linker)
         // Static binaries run under qemu-user without a sysroot and can be
         // copied to a remote box as they are.
-        // (and a variant's CPU and features).
-        .env(
-            target_env(triple, "RUSTFLAGS"),
-            job.target.codegen_flags().join(" "),
-        );
+        // (and a variant's CPU and features, with the std built once for
+        // the triple: see [`sysroot_dir`]).
+        .env(target_env(triple, "RUSTFLAGS"), suite_rustflags(job));
     if job.toolchain.build_std {
-        // build-std is unstable, and the toolchain is a stable one.
+        // The suites built with build-std's std before it was shared, and
+        // the toolchain is a stable one: they still see the same compiler.
         cmd.env("RUSTC_BOOTSTRAP", "1");
     }
     cmd
+}
+
+/// The target's RUSTFLAGS for the suites: its codegen flags, and with a
+/// build-std toolchain the sysroot its std was built into.
+fn suite_rustflags(job: &Job) -> String {
+    let mut flags = job.target.codegen_flags();
+    if job.toolchain.build_std {
+        flags.push(format!("--sysroot {}", sysroot_dir(job).display()));
+    }
+    flags.join(" ")
+}
+
+/// The crate std is built beside: nothing, with the workspace's release
+/// profile (panic=abort), which `-Zbuild-std` builds std with.
+/// `tests::std_is_built_with_the_workspace_release_profile` holds the
+/// two together.
+const STD_MANIFEST: &str = "[package]
+name = \"lockmatrix-std\"
+version = \"0.0.0\"
+edition = \"2021\"
+
+[lib]
+path = \"lib.rs\"
+
+[profile.release]
+panic = \"abort\"
+
+[workspace]
+";
+
+/// The std crates a sysroot holds.
+const STD_CRATES: &str = "std,panic_abort";
+
+/// Everything that decides the std a build-std toolchain builds for
+/// `job`'s triple: the toolchain (where it is, its rustc and cargo
+/// versions: the std sources come with it), the triple, the base flags
+/// ([`crate::config::Target::std_codegen_flags`]), the crates and the
+/// profile. Not the target's CPU or features: variants share it.
+pub fn sysroot_key(job: &Job) -> String {
+    let tc = &job.toolchain;
+    let all = format!(
+        "{:?}\0{:?}\0{}\0{}\0{}\0{}\0{STD_CRATES}\0{STD_MANIFEST}",
+        tc.rustc,
+        tc.cargo,
+        tc.version(),
+        crate::toolchain::command_version(Command::new(&tc.cargo).arg("-V")),
+        job.target.triple,
+        job.target.std_codegen_flags().join(" "),
+    );
+    crate::file::sha256(all.as_bytes())
+}
+
+/// `<cache>/sysroot/<key>`: the sysroot (`lib/rustlib/<triple>/lib/`, std's
+/// rlibs) the suites of `job` build against, by [`sysroot_key`]. Written
+/// once, by [`ensure_sysroot`], and never changed.
+pub fn sysroot_dir(job: &Job) -> PathBuf {
+    job.cache.join("sysroot").join(sysroot_key(job))
+}
+
+/// Where [`ensure_sysroot`] builds the sysroot's std (and holds its lock).
+fn sysroot_work(job: &Job) -> PathBuf {
+    job.cache
+        .join("sysroot")
+        .join(format!("{}.build", sysroot_key(job)))
+}
+
+/// Written last into a complete sysroot: what it is for (triple, flags,
+/// toolchain), for whoever looks in the cache.
+const SYSROOT_DONE: &str = "lockmatrix-sysroot";
+
+/// The cargo command that builds std for `job`'s sysroot: a throwaway
+/// crate ([`STD_MANIFEST`]) with `-Zbuild-std`, the base flags only.
+pub fn std_command(job: &Job) -> Command {
+    let work = sysroot_work(job);
+    let triple = &job.target.triple;
+    let mut cmd = cargo(&job.toolchain.cargo);
+    cmd.current_dir(work.join("crate"))
+        .env("CARGO_TARGET_DIR", work.join("target"))
+        .env("RUSTC", &job.toolchain.rustc)
+        // build-std is unstable, and the toolchain is a stable one.
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env(
+            target_env(triple, "RUSTFLAGS"),
+            job.target.std_codegen_flags().join(" "),
+        )
+        .args(["build", "--release", "--target", triple])
+        .arg(format!("-Zbuild-std={STD_CRATES}"));
+    cmd
+}
+
+/// Makes sure `job`'s sysroot ([`sysroot_dir`]) exists: builds std into
+/// it when no build has, once across threads and processes (the two
+/// variants of a triple building at once wait on one std build). Returns
+/// what it did, for the build log.
+fn ensure_sysroot(job: &Job, log: &Path) -> Result<String, BuildError> {
+    let dir = sysroot_dir(job);
+    let done = |d: &Path| d.join(SYSROOT_DONE).is_file();
+    if done(&dir) {
+        return Ok(format!("std: sysroot {} (built before)\n", dir.display()));
+    }
+    let work = sysroot_work(job);
+    let around = |what: String| BuildError::Around { what };
+    let _lock = lock_dir(&work).map_err(|e| around(e.to_string()))?;
+    if done(&dir) {
+        return Ok(format!(
+            "std: sysroot {} (built meanwhile by another build)\n",
+            dir.display()
+        ));
+    }
+    if dir.to_string_lossy().contains(char::is_whitespace) {
+        return Err(around(format!(
+            "{}: the sysroot's path has whitespace, which RUSTFLAGS cannot carry (set LOCKMATRIX_CACHE)",
+            dir.display()
+        )));
+    }
+    let io = |path: &Path, e: std::io::Error| around(format!("{}: {e}", path.display()));
+    let krate = work.join("crate");
+    std::fs::create_dir_all(&krate).map_err(|e| io(&krate, e))?;
+    for (name, text) in [("Cargo.toml", STD_MANIFEST), ("lib.rs", "")] {
+        let path = krate.join(name);
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+    }
+    let start = Instant::now();
+    let mut cmd = std_command(job);
+    let out = cmd
+        .output()
+        .map_err(|e| around(format!("cannot run {}: {e}", job.toolchain.cargo.display())))?;
+    let said = format!(
+        "std: building sysroot {} for {} with {:?}\n{}",
+        dir.display(),
+        job.target.triple,
+        job.target.std_codegen_flags().join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.status.success() {
+        let _ = std::fs::write(log, &said);
+        let first = said
+            .lines()
+            .find(|l| l.starts_with("error"))
+            .unwrap_or("cargo failed");
+        return Err(BuildError::Cargo {
+            error: format!("building std: {first}"),
+            log: log.to_path_buf(),
+        });
+    }
+    // The rlibs of std and what it depends on, but not the throwaway
+    // crate's, into a staging dir renamed into place: a sysroot is there
+    // whole or not at all.
+    let deps = work
+        .join("target")
+        .join(&job.target.triple)
+        .join("release/deps");
+    let stage = work.join("sysroot");
+    let _ = std::fs::remove_dir_all(&stage);
+    let lib = stage
+        .join("lib/rustlib")
+        .join(&job.target.triple)
+        .join("lib");
+    std::fs::create_dir_all(&lib).map_err(|e| io(&lib, e))?;
+    let mut copied = 0;
+    for entry in std::fs::read_dir(&deps).map_err(|e| io(&deps, e))? {
+        let path = entry.map_err(|e| io(&deps, e))?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if name.ends_with(".rlib") && !name.starts_with("liblockmatrix_std-") {
+            std::fs::copy(&path, lib.join(&*name)).map_err(|e| io(&path, e))?;
+            copied += 1;
+        }
+    }
+    if !lib
+        .read_dir()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("libstd-"))
+    {
+        return Err(around(format!(
+            "{}: std's build left no libstd rlib",
+            deps.display()
+        )));
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let marker = stage.join(SYSROOT_DONE);
+    std::fs::write(
+        &marker,
+        format!(
+            "{}\n{}\n{} ({})\n{copied} rlibs, built in {secs:.1}s\n",
+            job.target.triple,
+            job.target.std_codegen_flags().join(" "),
+            job.toolchain.version(),
+            job.toolchain.label,
+        ),
+    )
+    .map_err(|e| io(&marker, e))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&stage, &dir).map_err(|e| io(&dir, e))?;
+    // The sysroot is what is kept; the std build's own dir is large.
+    let _ = std::fs::remove_dir_all(work.join("target"));
+    Ok(format!(
+        "{said}std: built sysroot {} in {secs:.1}s ({copied} rlibs)\n",
+        dir.display()
+    ))
 }
 
 /// The cargo command that builds `suites` for `job`.
 pub fn command(root: &Path, job: &Job, suites: &[&str], features: &[String]) -> (Command, PathBuf) {
     let triple = &job.target.triple;
     let mut cmd = cargo_for(root, job);
+    // No -Zbuild-std: with a build-std toolchain, std comes from the
+    // sysroot in the target's RUSTFLAGS ([`ensure_sysroot`]).
     cmd.args(["build", "--release", "--locked", "--target", triple]);
-    if job.toolchain.build_std {
-        // The std sources come with the toolchain.
-        cmd.arg("-Zbuild-std=std,panic_abort");
-    }
     for s in suites {
         cmd.args(["-p", s]);
     }
@@ -414,6 +618,11 @@ fn locked_build(
         );
         return Ok(done);
     }
+    let std_said = if job.toolchain.build_std {
+        ensure_sysroot(job, log)?
+    } else {
+        String::new()
+    };
     forget_other_sources(root, job, sources)?;
     let changed = changed_since_built(job, &out_dir, suites);
     if !changed.is_empty() {
@@ -430,7 +639,7 @@ fn locked_build(
     let out = cmd.output().map_err(|e| BuildError::Around {
         what: format!("cannot run {}: {e}", job.toolchain.cargo.display()),
     })?;
-    let _ = std::fs::write(log, &out.stderr);
+    let _ = std::fs::write(log, [std_said.as_bytes(), &out.stderr].concat());
     if !out.status.success() {
         let text = String::from_utf8_lossy(&out.stderr);
         let first = text
@@ -475,8 +684,8 @@ fn builds_dir(cache: &Path) -> PathBuf {
 
 /// Everything that decides what a build produces: the suite sources'
 /// hash, the toolchain's version, and the cargo command with the
-/// environment it sets (toolchain, linker, target, codegen flags, suites,
-/// features). Not the tree's path: two checkouts of one commit (a clone
+/// environment it sets (toolchain, linker, target, codegen flags and the
+/// sysroot, whose path is its [`sysroot_key`], suites, features). Not the tree's path: two checkouts of one commit (a clone
 /// and an `--against` worktree) build the same binaries.
 fn build_key(cmd: &Command, sources: &str, job: &Job) -> String {
     let mut all = format!(
@@ -548,7 +757,8 @@ fn built_before(
 }
 
 /// Targets built at once: both cores stay busy through the single-crate
-/// stretches of a std build (core, std) and the links.
+/// stretches of a std build (core, std) and the links. Two variants of
+/// one triple share a std: the second waits for the first's.
 const PARALLEL: usize = 2;
 
 /// A tree to build from, and where its build logs and binaries go.
@@ -627,4 +837,165 @@ pub fn build_all(
         .into_iter()
         .map(|b| b.expect("every job built"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Target;
+
+    fn root() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    fn targets() -> Vec<Target> {
+        crate::config::load(&root().join("targets.yaml"))
+            .unwrap()
+            .targets
+    }
+
+    fn job<'a>(target: &'a Target, build_std: bool, rustc: &str) -> Job<'a> {
+        Job {
+            target,
+            toolchain: Toolchain {
+                label: "test".into(),
+                cargo: "/nonexistent/cargo".into(),
+                rustc: rustc.into(),
+                build_std,
+            },
+            linker: "aarch64-linux-gnu-gcc".into(),
+            cache: "/cache".into(),
+        }
+    }
+
+    fn env(cmd: &Command, key: &str) -> Option<String> {
+        cmd.get_envs()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v)
+            .map(|v| v.to_string_lossy().into_owned())
+    }
+
+    fn args(cmd: &Command) -> Vec<String> {
+        cmd.get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    const FLAGS: &str = "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS";
+
+    #[test]
+    fn variants_share_std_built_without_their_flags() {
+        let all = targets();
+        let by = |n: &str| all.iter().find(|t| t.name.as_str() == n).unwrap();
+        let (plain, lse) = (by("aarch64"), by("aarch64-lse"));
+        let (plain, lse) = (
+            job(plain, true, "/nonexistent/rustc"),
+            job(lse, true, "/nonexistent/rustc"),
+        );
+        // One std for the two.
+        assert_eq!(sysroot_dir(&plain), sysroot_dir(&lse));
+        let sysroot = sysroot_dir(&lse);
+        assert!(sysroot.starts_with("/cache/sysroot"), "{sysroot:?}");
+
+        // The variant's suites: its features, the shared sysroot, no build-std.
+        let (suite, _) = command(&root(), &lse, &["spinlock"], &[]);
+        let flags = env(&suite, FLAGS).unwrap();
+        assert_eq!(
+            flags,
+            format!(
+                "-C target-feature=+crt-static,+lse --sysroot {}",
+                sysroot.display()
+            )
+        );
+        assert!(!args(&suite).iter().any(|a| a.starts_with("-Zbuild-std")));
+
+        // std: the base flags alone, with build-std, in its own dir.
+        for j in [&plain, &lse] {
+            let std = std_command(j);
+            assert_eq!(
+                env(&std, FLAGS).as_deref(),
+                Some("-C target-feature=+crt-static")
+            );
+            assert!(args(&std).contains(&"-Zbuild-std=std,panic_abort".to_string()));
+            assert!(!args(&std).iter().any(|a| a.contains("lse")));
+            assert_eq!(env(&std, "CARGO_TARGET_DIR"), {
+                let w = sysroot_work(j).join("target");
+                Some(w.display().to_string())
+            });
+        }
+
+        // The build keys still tell the variants apart, and carry the sysroot.
+        let (plain_cmd, _) = command(&root(), &plain, &["spinlock"], &[]);
+        assert_ne!(
+            build_key(&plain_cmd, "s", &plain),
+            build_key(&suite, "s", &lse)
+        );
+    }
+
+    #[test]
+    fn the_sysroot_is_per_triple_and_toolchain() {
+        let all = targets();
+        let by = |n: &str| all.iter().find(|t| t.name.as_str() == n).unwrap();
+        let a = job(by("aarch64-lse"), true, "/nonexistent/rustc");
+        let other_rustc = job(by("aarch64-lse"), true, "/elsewhere/rustc");
+        let other_triple = job(by("powerpc64le-power10"), true, "/nonexistent/rustc");
+        assert_ne!(sysroot_dir(&a), sysroot_dir(&other_rustc));
+        assert_ne!(sysroot_dir(&a), sysroot_dir(&other_triple));
+        // A different sysroot is a different build.
+        let (x, _) = command(&root(), &a, &["spinlock"], &[]);
+        let (y, _) = command(&root(), &other_rustc, &["spinlock"], &[]);
+        assert_ne!(build_key(&x, "s", &a), build_key(&y, "s", &other_rustc));
+        // power10's cpu is the suites', not std's.
+        let ppc = "CARGO_TARGET_POWERPC64LE_UNKNOWN_LINUX_GNU_RUSTFLAGS";
+        assert_eq!(
+            env(&std_command(&other_triple), ppc).as_deref(),
+            Some("-C target-feature=+crt-static")
+        );
+        let (suite, _) = command(&root(), &other_triple, &["spinlock"], &[]);
+        let suite_flags = env(&suite, ppc).unwrap();
+        assert!(
+            suite_flags.starts_with(
+                "-C target-cpu=pwr10 -C target-feature=+crt-static --sysroot /cache/sysroot/"
+            ),
+            "{suite_flags}"
+        );
+    }
+
+    #[test]
+    fn a_toolchain_with_std_builds_as_before() {
+        let all = targets();
+        let x86 = all.iter().find(|t| t.name.as_str() == "x86_64").unwrap();
+        let j = job(x86, false, "rustc");
+        let (cmd, _) = command(&root(), &j, &["spinlock"], &[]);
+        assert_eq!(
+            env(&cmd, "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS").as_deref(),
+            Some("-C target-feature=+crt-static")
+        );
+        assert_eq!(env(&cmd, "RUSTC_BOOTSTRAP"), None);
+        assert!(!args(&cmd).iter().any(|a| a.starts_with("-Z")));
+    }
+
+    /// `-Zbuild-std` built std with the workspace's release profile; the
+    /// sysroot's std is built with [`STD_MANIFEST`]'s, which must match.
+    #[test]
+    fn std_is_built_with_the_workspace_release_profile() {
+        let section = |text: &str, header: &str| -> Vec<String> {
+            text.lines()
+                .skip_while(|l| l.trim() != header)
+                .skip(1)
+                .take_while(|l| !l.trim_start().starts_with('['))
+                .map(|l| l.split('#').next().unwrap().trim().to_string())
+                .filter(|l| !l.is_empty())
+                .collect()
+        };
+        let workspace = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+        assert_eq!(
+            section(&workspace, "[profile.release]"),
+            section(STD_MANIFEST, "[profile.release]"),
+            "the workspace's release profile changed: change STD_MANIFEST's with it"
+        );
+        // Nothing else in the workspace reaches std's crates.
+        assert!(!workspace.contains("[profile.release.package.\"*\"]"));
+        assert!(!workspace.contains("[profile.release.build-override]"));
+    }
 }

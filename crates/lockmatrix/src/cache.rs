@@ -1,7 +1,9 @@
-//! lockmatrix's cache: cross-built std and suites, the stored binaries,
-//! the QEMU plugin, `--against` worktrees, ssh host keys. Outside the
-//! clone, so every checkout on the machine (and every CI run) reuses the
-//! same std builds; per user, so no other user's files are ever run.
+//! lockmatrix's cache: cross-built std (`sysroot/`, one per triple,
+//! toolchain and base flags, see `build::sysroot_dir`) and suites
+//! (`target/`), the stored binaries, the QEMU plugin, `--against`
+//! worktrees, ssh host keys. Outside the clone, so every checkout on the
+//! machine (and every CI run) reuses the same std builds; per user, so no
+//! other user's files are ever run.
 
 use std::fmt;
 use std::path::PathBuf;

@@ -83,10 +83,11 @@ pub struct Target {
     /// The CPU the emulator models (`qemu-<arch> -cpu`), when not its default.
     #[serde(default)]
     pub qemu_cpu: Option<String>,
-    /// `-C target-cpu` for the suites (and their std).
+    /// `-C target-cpu` for the suites and their crates.io dependencies
+    /// (not std: see [`Target::std_codegen_flags`]).
     #[serde(default)]
     pub target_cpu: Option<String>,
-    /// `-C target-feature`, e.g. `+lse`.
+    /// `-C target-feature`, e.g. `+lse`, as `target_cpu` (not for std).
     #[serde(default)]
     pub target_features: Option<String>,
     /// CPU-feature variants: each also runs as a target of its own, named
@@ -122,8 +123,17 @@ impl Target {
             || self.target_features.is_some()
     }
 
+    /// The `-C` flags a build-std toolchain builds this target's std
+    /// with: `+crt-static` alone (the `libc` crate's cfg depends on it),
+    /// never a CPU or features, so one std serves every variant of the
+    /// triple (`build::sysroot_dir`).
+    pub fn std_codegen_flags(&self) -> Vec<String> {
+        vec!["-C target-feature=+crt-static".to_string()]
+    }
+
     /// The `-C` flags that set this target's CPU and features beside
-    /// `+crt-static`, e.g. `-C target-cpu=pwr10`.
+    /// `+crt-static`, e.g. `-C target-cpu=pwr10`: the suites' and their
+    /// dependencies' (std's are [`Target::std_codegen_flags`]).
     pub fn codegen_flags(&self) -> Vec<String> {
         let mut flags = Vec::new();
         if let Some(cpu) = &self.target_cpu {
@@ -766,6 +776,7 @@ targets:
         assert_eq!(llsc.codegen_flags(), base.codegen_flags());
         assert_eq!(base.codegen_flags(), ["-C target-feature=+crt-static"]);
         assert_eq!(lse.codegen_flags(), ["-C target-feature=+crt-static,+lse"]);
+        assert_eq!(lse.std_codegen_flags(), base.codegen_flags());
         assert_eq!(lse.qemu_cpu.as_deref(), Some("neoverse-n1"));
         // The x86_64 entry's line is still found past the nested list.
         let bad = text.replace("    packages: []", "    packages: [Gcc]");

@@ -70,7 +70,7 @@ fn report(
                 tc.label,
                 tc.version(),
                 if tc.build_std {
-                    ", builds std from source (-Zbuild-std)"
+                    ", builds std from source (-Zbuild-std, once per triple)"
                 } else {
                     ", prebuilt std"
                 }
