@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | correctness checks | every target, QEMU included | any failure fails |
 //! | instruction counts (`Kind::Instructions`) | counted targets: QEMU targets, and native or ssh targets with `counted_under` | exactly: more than the reference (beyond the target's `insns_tolerance`) is a regression |
-//! | timings of a suite's timing family (the sample's `gating` flag) | real hardware: native and ssh runners | statistically (signed-rank paired against `--against`, Mann-Whitney against stored baselines), Holm across the family |
+//! | timings of a suite's timing family (the sample's `gating` flag) | real hardware: native and ssh runners | statistically, each cell cleared, regression or inconclusive (signed-rank pairs looked at every 10 against `--against`, Mann-Whitney against stored baselines: `crate::family`) |
 //! | every other timing, and other quantities | real hardware | advisory: shown with its ratio, never fails |
 //! | every timing | QEMU | advisory: emulator time is not the guest CPU's |
 //!
@@ -28,7 +28,7 @@ pub const AB_ROUNDS: (u32, u32) = (40, 50);
 pub enum Role {
     /// Compared exactly: instruction counts.
     Exact,
-    /// In Holm's family: can fail the gate on its statistics.
+    /// In the timing family: can fail the gate on its statistics.
     Family,
     /// Shown with its ratio, never fails.
     Advisory(Advisory),

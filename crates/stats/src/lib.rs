@@ -5,10 +5,12 @@
 //! pass `1 / x` for higher-is-better metrics). [`compare`] answers, for one
 //! cell, "is head slower than base by more than `delta`?" with two one-sided
 //! tests on log values, an effect ratio with its interval, and whether the
-//! cell has enough rounds to tell. The gate then corrects the p-values across
-//! all cells of a run with [`holm_adjust`] (hard gate) or [`bh_adjust`]
-//! (advisory list); [`clopper_pearson()`] bounds the gate's measured
-//! false-alarm rate.
+//! cell has enough rounds to tell. Against a base revision run beside it,
+//! the gate decides each cell group-sequentially ([`SequentialPlan`]:
+//! looks, O'Brien-Fleming and Pocock boundaries, three outcomes);
+//! [`holm_adjust`] and [`bh_adjust`] remain for callers with a fixed set of
+//! p-values; [`clopper_pearson()`] bounds the gate's measured false-alarm
+//! rate.
 //!
 //! All inputs are checked: an empty sample, a value that is not positive and
 //! finite, or a parameter out of range is a [`StatsError`], never a NaN.

@@ -141,6 +141,15 @@ fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
         "{found:?}\n{}",
         text(&out)
     );
+    // Decided at a look, within the 40 pairs the plan allows.
+    let slow = report["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["verdict"] == "regression" && c["case"]["lock"] == "ticket")
+        .unwrap();
+    let pairs = slow["look"]["pairs"].as_u64().unwrap();
+    assert!(pairs % 10 == 0 && pairs <= 40, "{slow}");
 
     // 3. A/A: the same tree against itself passes (a false alarm here has
     // probability below alpha = 1%; validate-gate measures the rate).
@@ -163,6 +172,18 @@ fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(regressions(&read_json(&json)).is_empty());
+    let report = read_json(&json);
+    assert!(regressions(&report).is_empty());
+    // Every family cell ended with one of the three verdicts, at a look.
+    for c in report["cells"].as_array().unwrap() {
+        if c["family"] == true {
+            let v = c["verdict"].as_str().unwrap();
+            assert!(
+                ["cleared", "improvement", "inconclusive"].contains(&v),
+                "{c}"
+            );
+            assert!(c["look"]["pairs"].as_u64().unwrap() >= 10, "{c}");
+        }
+    }
     std::fs::remove_dir_all(&work).unwrap();
 }

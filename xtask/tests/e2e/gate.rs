@@ -79,7 +79,10 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("same.json")).unwrap()).unwrap();
     assert_eq!(report["counts"]["regression"], 0, "{report}");
-    assert!(report["counts"]["cleared"].as_u64().unwrap() > 0, "{report}");
+    assert!(
+        report["counts"]["cleared"].as_u64().unwrap() > 0,
+        "{report}"
+    );
 
     // Every single-thread op 40% slower fails and names a cell.
     let slow = dir.join("slow");

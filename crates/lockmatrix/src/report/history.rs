@@ -285,7 +285,9 @@ pub fn text(h: &History) -> String {
     } else {
         out.push_str(&columns(&rows));
     }
-    out.push_str("marks: ! regression, ? inconclusive, + improvement (as each run's gate flagged it)\n");
+    out.push_str(
+        "marks: ! regression, ? inconclusive, + improvement (as each run's gate flagged it)\n",
+    );
     let mut flagged = Vec::new();
     for t in &h.trends {
         for (i, (v, f)) in t.values.iter().enumerate() {
