@@ -39,6 +39,8 @@ pub struct RunCell {
     /// One value per round, in round order; `None` where the suite could not
     /// compute a finite value.
     pub samples: Vec<Option<f64>>,
+    /// The round number of each value.
+    pub rounds: Vec<u32>,
 }
 
 /// The canonical text of a case: compact JSON with the keys of every map
@@ -85,6 +87,7 @@ pub fn collect(samples: &[Sample]) -> Vec<RunCell> {
                 better: s.better,
                 gating: false,
                 samples: Vec::new(),
+                rounds: Vec::new(),
             };
             (cell, Vec::new())
         });
@@ -95,6 +98,7 @@ pub fn collect(samples: &[Sample]) -> Vec<RunCell> {
         .into_values()
         .map(|(mut cell, mut rounds)| {
             rounds.sort_by_key(|(round, _)| *round);
+            cell.rounds = rounds.iter().map(|(r, _)| *r).collect();
             cell.samples = rounds.into_iter().map(|(_, v)| v).collect();
             cell
         })
@@ -116,6 +120,36 @@ pub fn lower_is_better(samples: &[Option<f64>], better: Better) -> Option<Vec<f6
             _ => None,
         })
         .collect()
+}
+
+/// The pairs of two sides measured round for round (`--against`): the
+/// values of the rounds both have, matched by round number, as costs
+/// ([`lower_is_better`]). A round where either value is missing or not
+/// positive drops that pair, not the cell. Returns `(base, head, dropped)`.
+pub fn pairs(
+    base: (&[u32], &[Option<f64>], Better),
+    head: (&[u32], &[Option<f64>], Better),
+) -> (Vec<f64>, Vec<f64>, usize) {
+    let valid = |v: Option<f64>, better: Better| match v {
+        Some(x) if x.is_finite() && x > 0.0 => Some(better.as_cost(x)),
+        _ => None,
+    };
+    let by_round: BTreeMap<u32, Option<f64>> =
+        base.0.iter().copied().zip(base.1.iter().copied()).collect();
+    let (mut b, mut h, mut dropped) = (Vec::new(), Vec::new(), 0);
+    for (round, hv) in head.0.iter().zip(head.1) {
+        let Some(&bv) = by_round.get(round) else {
+            continue;
+        };
+        match (valid(bv, base.2), valid(*hv, head.2)) {
+            (Some(x), Some(y)) => {
+                b.push(x);
+                h.push(y);
+            }
+            _ => dropped += 1,
+        }
+    }
+    (b, h, dropped)
 }
 
 /// Count, median, min and max of a cell's values (missing values skipped).
@@ -155,6 +189,27 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pairs_match_by_round_and_a_bad_value_drops_only_its_pair() {
+        let base = ([0, 1, 2, 3], [Some(10.0), Some(11.0), None, Some(12.0)]);
+        // Head lacks round 1 and has a round base never ran.
+        let head = (
+            [0, 2, 3, 4],
+            [Some(20.0), Some(21.0), Some(22.0), Some(23.0)],
+        );
+        let (b, h, dropped) = pairs(
+            (&base.0, &base.1, Better::Lower),
+            (&head.0, &head.1, Better::Lower),
+        );
+        assert_eq!((b, h, dropped), (vec![10.0, 12.0], vec![20.0, 22.0], 1));
+        // Higher is better: compared as costs.
+        let (b, _, _) = pairs(
+            (&[0], &[Some(4.0)], Better::Higher),
+            (&[0], &[Some(2.0)], Better::Higher),
+        );
+        assert_eq!(b, vec![0.25]);
+    }
     use serde_json::json;
 
     fn sample(bench: &str, case: Value, metric: &str, round: u32, value: Option<f64>) -> Sample {

@@ -152,10 +152,13 @@ pub fn all_decided(
         let Some(b) = base.iter().find(|b| b.key == h.key) else {
             return true;
         };
-        let values = |c: &RunCell| cells::lower_is_better(&c.samples, c.better);
-        let (Some(bv), Some(hv)) = (values(b), values(h)) else {
+        let (bv, hv, _) = cells::pairs(
+            (&b.rounds, &b.samples, b.better),
+            (&h.rounds, &h.samples, h.better),
+        );
+        if bv.is_empty() {
             return true;
-        };
+        }
         decide(&plan, opts, &h.case, &bv, &hv)
             .is_some_and(|s| matches!(s.decision, Decision::Regression | Decision::Cleared))
     })

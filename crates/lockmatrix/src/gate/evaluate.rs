@@ -541,6 +541,8 @@ struct RefCell {
     unit: Name,
     better: Better,
     samples: Vec<Option<f64>>,
+    /// The round of each value (a stored baseline's: their order).
+    rounds: Vec<u32>,
 }
 
 /// Compares every cell of `run` with `reference` and gives each its
@@ -626,6 +628,7 @@ fn reference_of(
                     unit: c.unit,
                     better: c.better,
                     samples: c.samples,
+                    rounds: c.rounds,
                 };
                 (c.key, r)
             })
@@ -699,6 +702,7 @@ fn reference_of(
                                 unit: c.unit.clone(),
                                 better: c.better,
                                 samples: c.samples.clone(),
+                                rounds: (0..c.samples.len() as u32).collect(),
                             };
                             (c.key(), r)
                         })
@@ -1019,14 +1023,26 @@ fn judge(
         return None;
     }
     // Paired: the rounds both sides have, in round order.
-    let (base_values, head_values) = if paired {
-        let n = rc.samples.len().min(cell.samples.len());
-        (&rc.samples[..n], &cell.samples[..n])
+    // Paired: the rounds both sides have, matched by round; a bad value
+    // drops its pair, not the cell.
+    let (base, head) = if paired {
+        let (b, h, dropped) = cells::pairs(
+            (&rc.rounds, &rc.samples, rc.better),
+            (&cell.rounds, &cell.samples, cell.better),
+        );
+        if dropped > 0 && !b.is_empty() {
+            r.note = Some(format!(
+                "{dropped} pairs dropped (a missing or non-positive value)"
+            ));
+        }
+        let some = |v: Vec<f64>| (!v.is_empty()).then_some(v);
+        (some(b), some(h))
     } else {
-        (&rc.samples[..], &cell.samples[..])
+        (
+            cells::lower_is_better(&rc.samples, rc.better),
+            cells::lower_is_better(&cell.samples, cell.better),
+        )
     };
-    let base = cells::lower_is_better(base_values, rc.better);
-    let head = cells::lower_is_better(head_values, cell.better);
     let (Some(base), Some(head)) = (base, head) else {
         r.verdict = if !differs.is_empty() {
             Verdict::Incomparable

@@ -889,6 +889,33 @@ fn gate_paired_a_12_percent_slower_family_cell_fails_and_drift_cancels() {
 }
 
 #[test]
+fn gate_paired_a_bad_value_drops_its_pair_not_the_cell() {
+    let mut rng = Rng::new(23);
+    let mut side = |slow: f64| {
+        let values = (0..30).map(|_| rng.timing(100.0 * slow, 0.01)).collect();
+        one_suite(
+            "x86_64",
+            "native",
+            "atomic",
+            &[cell("single_thread", json!({"op": "op000"}), values)],
+        )
+    };
+    let base = side(1.0);
+    let mut head = side(1.5);
+    // One round of head without a value: that pair goes, the other 29 gate.
+    head.targets[0].suites[0].samples[7].value = None;
+    let report = paired(&head, &base);
+    let c = &report.cells[0];
+    assert_eq!(c.verdict, Verdict::Regression, "{}", report.terminal());
+    assert_eq!(
+        c.note.as_deref(),
+        Some("1 pairs dropped (a missing or non-positive value)")
+    );
+    // A 50% slowdown of a quiet cell stops at an early look.
+    assert!(c.look.unwrap().pairs < 30, "{:?}", c.look);
+}
+
+#[test]
 fn gate_paired_counts_compare_exactly_and_only_the_family_gates_timing() {
     let mut rng = Rng::new(21);
     let mut side = |extra: f64, outside: f64| {
