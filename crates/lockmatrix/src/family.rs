@@ -6,9 +6,9 @@
 //! replays the same looks over what was recorded ([`decide`]), so both
 //! agree on where each cell stopped.
 //!
-//! - Thresholds: a 1-thread cell (no `threads` in its case, or 1) must
-//!   catch a slowdown of `quiet_threshold` (5%), a contended one of
-//!   `threshold` (10%); a regression is slower than half of it with
+//! - Thresholds: a 1-thread cell (its case names no `threads`, `readers`
+//!   or `writers`, or one in all) must catch a slowdown of
+//!   `quiet_threshold` (5%), a contended one of `threshold` (10%); a regression is slower than half of it with
 //!   confidence (the margin: a layout shift of a percent or two is not a
 //!   regression), a cleared cell slower by less than all of it.
 //! - Levels: the family is a target's (one testbed, one CI job). Its
@@ -74,10 +74,16 @@ impl GateOptions {
 /// Pairs between two looks.
 pub const LOOK_EVERY: usize = 10;
 
+/// The threads a case runs: its `threads`, or its `readers` and
+/// `writers`; 1 when it names neither (a single-thread op).
+fn threads(case: &Map<String, Value>) -> u64 {
+    let n = |k: &str| case.get(k).and_then(Value::as_u64);
+    n("threads").unwrap_or_else(|| (n("readers").unwrap_or(0) + n("writers").unwrap_or(0)).max(1))
+}
+
 /// The slowdown a family cell must catch (0.10 = 10%).
 pub fn threshold(opts: &GateOptions, case: &Map<String, Value>) -> f64 {
-    let threads = case.get("threads").and_then(Value::as_u64).unwrap_or(1);
-    if threads <= 1 {
+    if threads(case) <= 1 {
         opts.quiet_threshold
     } else {
         opts.threshold
@@ -249,6 +255,14 @@ mod tests {
         assert_eq!(threshold(&opts, &case(1)), opts.quiet_threshold);
         assert_eq!(threshold(&opts, &case(2)), opts.threshold);
         assert_eq!(threshold(&opts, &Map::new()), opts.quiet_threshold);
+        let rw = |r: u64, w: u64| {
+            let mut m = Map::new();
+            m.insert("readers".into(), r.into());
+            m.insert("writers".into(), w.into());
+            m
+        };
+        assert_eq!(threshold(&opts, &rw(0, 2)), opts.threshold);
+        assert_eq!(threshold(&opts, &rw(0, 1)), opts.quiet_threshold);
         assert!((cell_alpha(&opts, 3, 10) - opts.alpha / 30.0).abs() < 1e-15);
     }
 }

@@ -99,7 +99,7 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("regression") && stdout.contains("op=cas_sync"),
+        stdout.contains("regression") && stdout.contains("op=fence"),
         "{stdout}"
     );
     assert!(std::fs::metadata(&md).unwrap().len() < 1 << 20);
