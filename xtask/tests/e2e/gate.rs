@@ -162,7 +162,7 @@ fn against_head_on_an_unchanged_tree_passes() {
         "--against",
         "HEAD",
         "--rounds",
-        "6",
+        "4",
         "--results",
         s(&dir),
     ]);
@@ -172,14 +172,14 @@ fn against_head_on_an_unchanged_tree_passes() {
         stdout.contains("=> NOT GATED") && stdout.contains("0 new"),
         "{stdout}"
     );
-    // Six pairs cannot reach the per-cell level: the report says so, and
+    // Four pairs cannot reach the per-cell level: the report says so, and
     // the verdict is NOT GATED, never a bare PASS.
     assert!(
-        stdout.contains("timing not gated: 6 pairs cannot reach"),
+        stdout.contains("timing not gated: 4 pairs cannot reach"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("6 pairs cannot reach the per-cell level: record more with --rounds"),
+        stdout.contains("4 pairs cannot reach the per-cell level: record more with --rounds"),
         "{stdout}"
     );
     let run = std::fs::read_dir(&dir)
@@ -204,7 +204,7 @@ fn against_head_on_an_unchanged_tree_passes() {
                 .collect()
         };
         // The timing family in every round; the rest once (--family).
-        assert_eq!(rounds(true).len(), 6, "{file}");
+        assert_eq!(rounds(true).len(), 4, "{file}");
         assert_eq!(rounds(false).into_iter().collect::<Vec<_>>(), [0], "{file}");
     }
     // --require-gate turns NOT GATED into a failure (exit 1).
