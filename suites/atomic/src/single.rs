@@ -104,6 +104,10 @@ pub fn run(args: &Args, out: &Out) {
         ops::fence_seqcst()
     });
 
+    // `--family`: the irq ops are outside the timing family.
+    if !wanted("irq_disable") {
+        return;
+    }
     let sets = SigSets::new();
     let mut blocked_after_disable = true;
     let mut unblocked_after_enable = true;
