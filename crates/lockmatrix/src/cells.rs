@@ -113,13 +113,15 @@ pub fn lower_is_better(samples: &[Option<f64>], better: Better) -> Option<Vec<f6
     if samples.is_empty() {
         return None;
     }
-    samples
-        .iter()
-        .map(|v| match *v {
-            Some(x) if x.is_finite() && x > 0.0 => Some(better.as_cost(x)),
-            _ => None,
-        })
-        .collect()
+    samples.iter().map(|&v| cost(v, better)).collect()
+}
+
+/// One value as a cost: `None` when missing, not positive or not finite.
+fn cost(value: Option<f64>, better: Better) -> Option<f64> {
+    match value {
+        Some(x) if x.is_finite() && x > 0.0 => Some(better.as_cost(x)),
+        _ => None,
+    }
 }
 
 /// The pairs of two sides measured round for round (`--against`): the
@@ -130,10 +132,6 @@ pub fn pairs(
     base: (&[u32], &[Option<f64>], Better),
     head: (&[u32], &[Option<f64>], Better),
 ) -> (Vec<f64>, Vec<f64>, usize) {
-    let valid = |v: Option<f64>, better: Better| match v {
-        Some(x) if x.is_finite() && x > 0.0 => Some(better.as_cost(x)),
-        _ => None,
-    };
     let by_round: BTreeMap<u32, Option<f64>> =
         base.0.iter().copied().zip(base.1.iter().copied()).collect();
     let (mut b, mut h, mut dropped) = (Vec::new(), Vec::new(), 0);
@@ -141,7 +139,7 @@ pub fn pairs(
         let Some(&bv) = by_round.get(round) else {
             continue;
         };
-        match (valid(bv, base.2), valid(*hv, head.2)) {
+        match (cost(bv, base.2), cost(*hv, head.2)) {
             (Some(x), Some(y)) => {
                 b.push(x);
                 h.push(y);
