@@ -74,6 +74,10 @@ impl GateOptions {
 /// Pairs between two looks.
 pub const LOOK_EVERY: usize = 10;
 
+/// The most pairs a plan's last look may ask for: a run read from a CI
+/// artifact is untrusted, and each look costs the boundary computation.
+pub const MAX_PAIRS: usize = 10_000;
+
 /// The threads a case runs: its `threads`, or its `readers` and
 /// `writers`; 1 when it names neither (a single-thread op).
 fn threads(case: &Map<String, Value>) -> u64 {

@@ -585,7 +585,12 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
     let mut pending = Vec::new();
     // The most pairs a family cell gets: as the run was planned, else the
     // most any of the target's cells has.
-    let planned = run.against.as_ref().and_then(|a| a.pairs);
+    // Bounded: a crafted run must not ask for millions of looks.
+    let planned = run
+        .against
+        .as_ref()
+        .and_then(|a| a.pairs)
+        .map(|n| (n as usize).min(family::MAX_PAIRS));
     for t in &run.targets {
         target_status(t, &mut report);
         let testbed = Testbed::of(run, t);
@@ -604,7 +609,7 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
             .unwrap_or(0);
         for p in pending.iter_mut().filter(|p| p.target == t.name) {
             p.suites = t.suites.len();
-            p.max_pairs = planned.map_or(most, |n| n as usize);
+            p.max_pairs = planned.unwrap_or(most);
         }
     }
     decide(&mut report, &pending, opts);

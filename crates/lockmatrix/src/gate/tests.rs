@@ -889,6 +889,34 @@ fn gate_paired_a_12_percent_slower_family_cell_fails_and_drift_cancels() {
 }
 
 #[test]
+fn gate_a_crafted_planned_pair_count_is_bounded() {
+    let mut rng = Rng::new(24);
+    let mut side = || {
+        let values = (0..20).map(|_| rng.timing(100.0, 0.01)).collect();
+        one_suite(
+            "x86_64",
+            "native",
+            "atomic",
+            &[cell("single_thread", json!({"op": "op000"}), values)],
+        )
+    };
+    let base = side();
+    let mut head = side();
+    head.against = Some(crate::results::Against {
+        rev: "main".into(),
+        commit: "abc".into(),
+        acknowledged: Vec::new(),
+        pairs: Some(u32::MAX),
+    });
+    let report = paired(&head, &base);
+    let look = report.cells[0].look.unwrap();
+    assert_eq!(
+        look.looks,
+        crate::family::MAX_PAIRS / crate::family::LOOK_EVERY
+    );
+}
+
+#[test]
 fn gate_paired_a_bad_value_drops_its_pair_not_the_cell() {
     let mut rng = Rng::new(23);
     let mut side = |slow: f64| {
