@@ -17,6 +17,150 @@ pub struct Host {
     /// two testbeds. `None` in runs from before it was recorded.
     #[serde(default)]
     pub machine: Option<String>,
+    /// How the machine is virtualised ([`virtualization`]): `none`, `kvm`,
+    /// `kvm, container docker`. `None` where it could not be told, and in
+    /// runs from before it was recorded.
+    #[serde(default)]
+    pub virtualization: Option<String>,
+    /// The testbed the operator named in `LOCKMATRIX_TESTBED` ([`declared`]).
+    #[serde(default)]
+    pub declared_testbed: Option<String>,
+}
+
+/// The variable a dedicated machine's operator sets to name its testbed,
+/// when lockmatrix cannot establish it (a container on a self-hosted
+/// runner): timings against stored baselines then compare between runs
+/// that declare the same name.
+pub const TESTBED_VARIABLE: &str = "LOCKMATRIX_TESTBED";
+
+/// `LOCKMATRIX_TESTBED`, checked: a name (it reaches reports), or why not.
+pub fn declared() -> Result<Option<String>, String> {
+    match std::env::var(TESTBED_VARIABLE) {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Ok(v) if v.is_empty() => Ok(None),
+        Ok(v) => crate::name::Name::parse(&v)
+            .map(|n| Some(n.to_string()))
+            .map_err(|e| format!("{TESTBED_VARIABLE}: {e}")),
+        Err(e) => Err(format!("{TESTBED_VARIABLE}: {e}")),
+    }
+}
+
+/// Whether timings measured on a machine can be told to come from the
+/// same testbed as a stored baseline's, from what it recorded: a declared
+/// testbed, or its own machine id on a machine whose virtualisation is
+/// known and that is not a container (a container's `/etc/machine-id` is
+/// its image's, shared by every container started from it, on any host).
+/// The error says why not.
+pub fn timing_identity(
+    machine: Option<&str>,
+    virtualization: Option<&str>,
+    declared: Option<&str>,
+) -> Result<(), String> {
+    if declared.is_some() {
+        return Ok(());
+    }
+    match (machine, virtualization) {
+        (None, _) => Err("no machine id (/etc/machine-id) recorded".into()),
+        (_, None) => Err("its virtualisation was not recorded or could not be told".into()),
+        (_, Some(v)) if v.contains("container") => Err(format!(
+            "it ran in a container ({v}), whose machine id is its image's, not the machine's"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// How this machine is virtualised, from what `systemd-detect-virt`
+/// prints for `--vm` and `--container` (each `none` or a technology, or
+/// `None` where the tool is missing) and, without it, from the evidence
+/// a container or a VM leaves: `/.dockerenv`, `/run/.containerenv`, the
+/// x86 `hypervisor` CPU flag. The DMI product (world-readable, e.g. a
+/// cloud's instance type) is added where there is one.
+pub fn describe_virtualization(
+    vm: Option<&str>,
+    container: Option<&str>,
+    evidence: &Evidence,
+) -> Option<String> {
+    let vm = match vm {
+        Some(v) => Some(v.to_string()),
+        None if evidence.hypervisor_flag => Some("vm".to_string()),
+        None if evidence.x86 => Some("none".to_string()),
+        // No tool, and no CPU flag that would tell on this architecture.
+        None => None,
+    };
+    let container = container.map(str::to_string).or_else(|| {
+        evidence
+            .container_file
+            .map(str::to_string)
+            .or_else(|| vm.as_ref().map(|_| "none".to_string()))
+    });
+    let mut out = vm?;
+    if let Some(product) = evidence.dmi_product.as_deref().filter(|p| !p.is_empty()) {
+        out.push_str(&format!(" ({product})"));
+    }
+    match container.as_deref() {
+        Some("none") => {}
+        Some(c) => out.push_str(&format!(", container {c}")),
+        None => return None,
+    }
+    Some(out)
+}
+
+/// What the filesystem says when `systemd-detect-virt` is not there.
+#[derive(Debug, Default, Clone)]
+pub struct Evidence {
+    pub x86: bool,
+    pub hypervisor_flag: bool,
+    /// `docker` for `/.dockerenv`, `podman` for `/run/.containerenv`.
+    pub container_file: Option<&'static str>,
+    /// `/sys/class/dmi/id/sys_vendor` and `product_name`, joined.
+    pub dmi_product: Option<String>,
+}
+
+/// This machine's virtualisation ([`describe_virtualization`]).
+pub fn virtualization() -> Option<String> {
+    let detect = |flag: &str| {
+        let out = Command::new("systemd-detect-virt")
+            .arg(flag)
+            .output()
+            .ok()?;
+        // Exit 1 with `none` when there is none.
+        let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (!v.is_empty() && !v.contains(char::is_whitespace)).then_some(v)
+    };
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let dmi: Vec<String> = [
+        "/sys/class/dmi/id/sys_vendor",
+        "/sys/class/dmi/id/product_name",
+    ]
+    .iter()
+    .filter_map(|p| read(p))
+    .collect();
+    let evidence = Evidence {
+        x86: cfg!(any(target_arch = "x86_64", target_arch = "x86")),
+        hypervisor_flag: cpuinfo
+            .lines()
+            .filter(|l| l.starts_with("flags"))
+            .any(|l| l.split_whitespace().any(|f| f == "hypervisor")),
+        container_file: if Path::new("/.dockerenv").exists() {
+            Some("docker")
+        } else if Path::new("/run/.containerenv").exists() {
+            Some("podman")
+        } else {
+            None
+        },
+        dmi_product: (!dmi.is_empty()).then(|| dmi.join(" ")),
+    };
+    describe_virtualization(
+        detect("--vm").as_deref(),
+        detect("--container").as_deref(),
+        &evidence,
+    )
 }
 
 /// A machine's identity from its `/etc/machine-id` (`text`): a hash of it,
@@ -71,6 +215,9 @@ pub fn collect(root: &Path) -> Host {
         machine: std::fs::read_to_string("/etc/machine-id")
             .ok()
             .and_then(|t| machine(&t)),
+        virtualization: virtualization(),
+        // Checked before any run starts (`declared()` in the matrix command).
+        declared_testbed: declared().ok().flatten(),
     }
 }
 
@@ -114,6 +261,61 @@ mod tests {
         assert_eq!(machine(id), Some(m.clone()));
         assert_ne!(machine("5f1c2a0b8e9d47c6a5b3d2e1f0a9b8c7"), Some(m));
         assert_eq!(machine(" \n"), None);
+    }
+
+    #[test]
+    fn virtualisation_from_the_tool_or_the_evidence() {
+        let none = Evidence::default();
+        let x86 = Evidence {
+            x86: true,
+            ..Evidence::default()
+        };
+        // The tool's words win; `none` for a container is no container.
+        assert_eq!(
+            describe_virtualization(Some("kvm"), Some("docker"), &none).as_deref(),
+            Some("kvm, container docker")
+        );
+        assert_eq!(
+            describe_virtualization(Some("none"), Some("none"), &none).as_deref(),
+            Some("none")
+        );
+        // Without the tool: the CPU flag on x86, the container's file.
+        let vm_in_docker = Evidence {
+            x86: true,
+            hypervisor_flag: true,
+            container_file: Some("docker"),
+            dmi_product: Some("QEMU Standard PC".into()),
+        };
+        assert_eq!(
+            describe_virtualization(None, None, &vm_in_docker).as_deref(),
+            Some("vm (QEMU Standard PC), container docker")
+        );
+        assert_eq!(
+            describe_virtualization(None, None, &x86).as_deref(),
+            Some("none")
+        );
+        // Elsewhere, nothing to tell a VM by: not known, never `none`.
+        assert_eq!(describe_virtualization(None, None, &none), None);
+    }
+
+    #[test]
+    fn timings_have_an_identity_only_on_a_known_machine_or_a_declared_testbed() {
+        let m = Some("0123456789abcdef");
+        assert_eq!(timing_identity(m, Some("kvm"), None), Ok(()));
+        assert_eq!(timing_identity(m, Some("none"), None), Ok(()));
+        let container = timing_identity(m, Some("kvm, container docker"), None).unwrap_err();
+        assert!(container.contains("container"), "{container}");
+        assert!(timing_identity(None, Some("none"), None)
+            .unwrap_err()
+            .contains("machine id"));
+        assert!(timing_identity(m, None, None)
+            .unwrap_err()
+            .contains("virtualisation"));
+        // An operator's word for a dedicated machine settles it.
+        assert_eq!(
+            timing_identity(None, Some("kvm, container docker"), Some("rack-3")),
+            Ok(())
+        );
     }
 
     #[test]

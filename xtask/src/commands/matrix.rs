@@ -14,6 +14,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     // Every option is checked before anything is installed or built.
     args.gate.options().check()?;
     args.gate.outputs(|p| resolve(root, p))?;
+    lockmatrix::host::declared().map_err(anyhow::Error::msg)?;
     let config = config::load(&resolve(root, &args.selection.config))?;
     let selected = select::targets(&config, args.selection.targets.as_deref())?;
     let crates = crates(root, &args)?;

@@ -30,6 +30,16 @@ pub fn xtask(args: &[&str]) -> Output {
     xtask_in(&repo_root(), args)
 }
 
+/// Runs `cargo xtask ARGS` from the repository root with `env` set.
+pub fn xtask_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(repo_root())
+        .output()
+        .expect("xtask runs")
+}
+
 /// Runs `cargo xtask ARGS` from `dir`, as a user in another checkout would.
 pub fn xtask_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask"))

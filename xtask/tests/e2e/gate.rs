@@ -33,20 +33,25 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
     let dir: PathBuf = scratch_dir("gate");
     let (results, baselines) = (dir.join("results"), dir.join("baselines"));
 
-    let out = xtask(&[
-        "matrix",
-        "--no-install",
-        "--targets",
-        "x86_64",
-        "--suites",
-        "atomic",
-        "--rounds",
-        "8",
-        "--results",
-        s(&results),
-        "--baselines",
-        s(&baselines),
-    ]);
+    // A dedicated testbed, named: this machine may be a container, whose
+    // timings are never compared with stored ones otherwise.
+    let out = xtask_env(
+        &[
+            "matrix",
+            "--no-install",
+            "--targets",
+            "x86_64",
+            "--suites",
+            "atomic",
+            "--rounds",
+            "8",
+            "--results",
+            s(&results),
+            "--baselines",
+            s(&baselines),
+        ],
+        &[("LOCKMATRIX_TESTBED", "e2e-testbed")],
+    );
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("no_baseline") || text(&out).contains("new"),
@@ -65,6 +70,7 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
     let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(recorded["format"], 3);
     assert_eq!(recorded["testbed"]["runner"], "native");
+    assert_eq!(recorded["testbed"]["declared_testbed"], "e2e-testbed");
 
     // The same samples pass.
     let out = xtask(&[
@@ -113,6 +119,33 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
         "{stdout}"
     );
     assert!(std::fs::metadata(&md).unwrap().len() < 1 << 20);
+
+    // The same slowdown from a machine that did not name itself, as in
+    // a container: its timings are not compared, and the output says how
+    // to gate them.
+    let unnamed = dir.join("unnamed");
+    slowed_copy(&run, &unnamed, "single_thread", 1.4);
+    let path = unnamed.join("run.json");
+    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    json["host"]["declared_testbed"] = Value::Null;
+    json["host"]["virtualization"] = Value::from("kvm, container docker");
+    std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
+    let out = xtask(&["gate", s(&unnamed), "--baselines", s(&baselines)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("NOT GATED"), "{stdout}");
+    assert!(
+        stdout.contains("the run's testbed is unknown: it ran in a container"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--against"), "{stdout}");
+    // A bad name for the testbed is bad input, before anything runs.
+    let out = xtask_env(
+        &["matrix", "--no-install", "--targets", "x86_64"],
+        &[("LOCKMATRIX_TESTBED", "../x")],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("LOCKMATRIX_TESTBED"), "{}", text(&out));
 
     // A corrupt baseline is bad input (exit 2), named, and left as it was.
     std::fs::write(&file, "{ not json").unwrap();

@@ -113,9 +113,14 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
             .extend(run.targets.iter().cloned().map(|mut t| {
                 t.cpu_model
                     .get_or_insert_with(|| run.host.cpu_model.clone());
-                if t.machine.is_none() {
+                // A kernel marks a target that records its own machine
+                // (`Testbed::of`): an ssh host's, or a job's from an
+                // earlier merge.
+                if t.kernel.is_none() {
                     t.machine = run.host.machine.clone();
                     t.kernel = Some(run.host.kernel.clone());
+                    t.virtualization = run.host.virtualization.clone();
+                    t.declared_testbed = run.host.declared_testbed.clone();
                 }
                 t
             }));

@@ -82,6 +82,13 @@ pub struct Testbed {
     pub machine: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
+    /// Its virtualisation and the testbed its operator declared: a
+    /// container's machine id is its image's, so timings compare only
+    /// where `host::timing_identity` holds on both sides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtualization: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_testbed: Option<String>,
     /// The compiler the timing cells were measured with, when a
     /// `baseline update --counts-only` recorded the counts with another
     /// (`compiler_version`).
@@ -103,6 +110,25 @@ pub fn qemu_release(version: &str) -> Option<String> {
 impl Testbed {
     pub fn of(run: &Run, target: &TargetResult) -> Testbed {
         let emulator_version = target.emulator.as_ref().map(|e| e.version.clone());
+        // The machine the suites ran on: an ssh host, or a merged CI job's
+        // runner, records its own (a kernel at least); else the run's host.
+        let own = target.runner == RunnerKind::Ssh || target.kernel.is_some();
+        let (machine, kernel, virtualization, declared_testbed) = if own {
+            (
+                target.machine.clone(),
+                target.kernel.clone(),
+                target.virtualization.clone(),
+                target.declared_testbed.clone(),
+            )
+        } else {
+            let h = &run.host;
+            (
+                h.machine.clone(),
+                Some(h.kernel.clone()),
+                h.virtualization.clone(),
+                h.declared_testbed.clone(),
+            )
+        };
         Testbed {
             runner: target.runner,
             cpu_model: target
@@ -118,17 +144,22 @@ impl Testbed {
                 .or_else(|| emulator_version.clone()),
             emulator_version,
             cpu_choice: target.cpu.as_ref().map(|c| c.describe()),
-            machine: target.machine.clone().or_else(|| {
-                (target.runner != RunnerKind::Ssh)
-                    .then(|| run.host.machine.clone())
-                    .flatten()
-            }),
-            kernel: target
-                .kernel
-                .clone()
-                .or_else(|| (target.runner != RunnerKind::Ssh).then(|| run.host.kernel.clone())),
+            machine,
+            kernel,
+            virtualization,
+            declared_testbed,
             timings_compiler: None,
         }
+    }
+
+    /// Whether this testbed's timings can be told apart from another
+    /// machine's at all (`host::timing_identity`).
+    pub fn timing_identity(&self) -> std::result::Result<(), String> {
+        crate::host::timing_identity(
+            self.machine.as_deref(),
+            self.virtualization.as_deref(),
+            self.declared_testbed.as_deref(),
+        )
     }
 
     /// Why instruction counts from `run` do not compare with this
@@ -198,12 +229,35 @@ impl Testbed {
             ("cpu choice", show(&self.cpu_choice), show(&run.cpu_choice)),
             ("machine", recorded(&self.machine), recorded(&run.machine)),
             ("kernel", recorded(&self.kernel), recorded(&run.kernel)),
+            (
+                "virtualization",
+                recorded(&self.virtualization),
+                recorded(&run.virtualization),
+            ),
+            (
+                "declared testbed",
+                show(&self.declared_testbed),
+                show(&run.declared_testbed),
+            ),
         ];
-        fields
+        let mut out: Vec<String> = fields
             .into_iter()
             .filter(|(_, a, b)| a != b)
             .map(|(name, a, b)| format!("{name}: baseline `{a}`, run `{b}`"))
-            .collect()
+            .collect();
+        // Equal fields prove nothing where neither side could be told
+        // from another machine (two containers of one image).
+        if self.runner != RunnerKind::Qemu {
+            for (side, t) in [("baseline", self), ("run", run)] {
+                if let Err(why) = t.timing_identity() {
+                    out.push(format!(
+                        "the {side}'s testbed is unknown: {why} (name a dedicated machine with {}=<name>)",
+                        crate::host::TESTBED_VARIABLE
+                    ));
+                }
+            }
+        }
+        out
     }
 }
 
@@ -662,6 +716,8 @@ mod tests {
                 cpu_choice: None,
                 machine: Some("0123456789abcdef".into()),
                 kernel: Some("6.1.0-41-cloud-amd64".into()),
+                virtualization: Some("kvm".into()),
+                declared_testbed: None,
                 timings_compiler: None,
             },
             commit: "abc".into(),
@@ -835,7 +891,10 @@ mod tests {
         };
         assert_eq!(
             old.differences(&a),
-            ["machine: baseline `not recorded`, run `0123456789abcdef`"]
+            [
+                "machine: baseline `not recorded`, run `0123456789abcdef`",
+                "the baseline's testbed is unknown: no machine id (/etc/machine-id) recorded (name a dedicated machine with LOCKMATRIX_TESTBED=<name>)"
+            ]
         );
     }
 

@@ -153,6 +153,8 @@ pub(super) fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetR
         cpu_model: None,
         machine: None,
         kernel: None,
+        virtualization: None,
+        declared_testbed: None,
         sources_sha256: None,
         binaries: Default::default(),
         suites,
@@ -177,6 +179,8 @@ pub(super) fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
             lockmatrix_commit: "abc123".into(),
             lockmatrix_dirty: false,
             machine: Some("m1".into()),
+            virtualization: Some("kvm".into()),
+            declared_testbed: None,
         },
         insns_plugin: None,
         against: None,
@@ -1284,6 +1288,65 @@ fn gate_a_verdict_that_compared_less_than_everything_is_not_gated() {
         report.terminal()
     );
     assert!(report.terminal().contains("none of the 3 timing-family cells gated (3 incomparable: machine: baseline `m1`, run `m2`)"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Two containers of one image share a machine id on any host: equal
+/// testbed fields prove nothing there, so their timings never gate
+/// against stored baselines (the output says how to gate: `--against`),
+/// unless the operator names the testbed; counts still gate.
+#[test]
+fn gate_timings_from_a_container_gate_only_on_a_declared_testbed() {
+    let mut rng = Rng::new(32);
+    let cells = noisy_cells(&mut rng, 3, 10, 0.01, |_| 1.0);
+    let mut base = one_suite("x86_64", "native", "atomic", &cells);
+    base.host.virtualization = Some("kvm, container docker".into());
+    let (report, dir) = gate("container-testbed", &base, &base);
+    assert_eq!(
+        report.outcome(),
+        verdict::Outcome::NotGated,
+        "{}",
+        report.terminal()
+    );
+    let text = report.terminal();
+    assert!(
+        text.contains(
+            "the baseline's testbed is unknown: it ran in a container (kvm, container docker)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("LOCKMATRIX_TESTBED=<name>"), "{text}");
+    assert!(text.contains("--against"), "{text}");
+    // A 40% slowdown there does not fail either: it is not measured
+    // against anything known.
+    let mut slow = base.clone();
+    for s in &mut slow.targets[0].suites[0].samples {
+        s.value = s.value.map(|v| v * 1.4);
+    }
+    assert!(!stored(&slow, &dir).failed());
+    std::fs::remove_dir_all(dir).unwrap();
+
+    // Declared on both sides: the same container gates its timings.
+    let mut declared = base.clone();
+    declared.host.declared_testbed = Some("rack-3".into());
+    let (same, dir) = gate("declared-testbed", &declared, &declared);
+    assert_eq!(
+        same.outcome(),
+        verdict::Outcome::Pass,
+        "{}",
+        same.terminal()
+    );
+    let mut slow = declared.clone();
+    for s in &mut slow.targets[0].suites[0].samples {
+        s.value = s.value.map(|v| v * 1.4);
+    }
+    assert!(stored(&slow, &dir).failed());
+    // Another declared name is another testbed.
+    let mut other = declared.clone();
+    other.host.declared_testbed = Some("rack-4".into());
+    assert!(stored(&other, &dir)
+        .terminal()
+        .contains("declared testbed: baseline `rack-3`, run `rack-4`"));
     std::fs::remove_dir_all(dir).unwrap();
 }
 

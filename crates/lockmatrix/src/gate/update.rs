@@ -200,6 +200,8 @@ fn counts_into(old: &Baseline, new: Baseline) -> Baseline {
         emulator_version: old.testbed.emulator_version.clone(),
         machine: old.testbed.machine.clone(),
         kernel: old.testbed.kernel.clone(),
+        virtualization: old.testbed.virtualization.clone(),
+        declared_testbed: old.testbed.declared_testbed.clone(),
         timings_compiler,
         ..new.testbed
     };

@@ -199,6 +199,12 @@ pub struct TargetResult {
     pub machine: Option<String>,
     #[serde(default)]
     pub kernel: Option<String>,
+    /// That machine's virtualisation and declared testbed
+    /// (`host::virtualization`, `host::declared`), recorded with them.
+    #[serde(default)]
+    pub virtualization: Option<String>,
+    #[serde(default)]
+    pub declared_testbed: Option<String>,
     /// SHA-256 of the suite sources the binaries were built from
     /// (`build::sources_hash`).
     #[serde(default)]

@@ -184,6 +184,28 @@ impl Remote {
         crate::host::machine(&String::from_utf8_lossy(&out.stdout))
     }
 
+    /// The remote host's virtualisation, as `systemd-detect-virt` tells
+    /// it (`host::describe_virtualization`); `None` without the tool
+    /// there, so its timings compare with stored ones only if declared.
+    pub fn virtualization(&self) -> Option<String> {
+        let out = self
+            .ssh()
+            .args(["systemd-detect-virt --vm; echo '|'; systemd-detect-virt --container"])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let (vm, container) = text.split_once('|')?;
+        let word = |s: &str| {
+            let w = s.trim();
+            (!w.is_empty() && !w.contains(char::is_whitespace)).then(|| w.to_string())
+        };
+        crate::host::describe_virtualization(
+            Some(&word(vm)?),
+            Some(&word(container)?),
+            &crate::host::Evidence::default(),
+        )
+    }
+
     /// The remote host's kernel release.
     pub fn kernel(&self) -> Option<String> {
         let out = self.ssh().args(["uname", "-r"]).output().ok()?;
