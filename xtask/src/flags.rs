@@ -322,6 +322,11 @@ pub struct ValidateGateArgs {
     /// Where recorded runs are written
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
+    /// Also write each recording's summary here (`<run id>/run.json`,
+    /// `base/run.json`: its timing-family values only, a few kB), which
+    /// `--from` reads to re-run the validation
+    #[arg(long)]
+    pub keep_summaries: Option<PathBuf>,
 }
 
 /// `cargo xtask report`.

@@ -17,6 +17,8 @@ pub struct Terminal {
 struct Phase {
     bar: Option<ProgressBar>,
     active: Vec<String>,
+    /// The latest estimate of the time left, if any.
+    left: Option<String>,
 }
 
 impl Phase {
@@ -37,12 +39,20 @@ impl Phase {
         Phase {
             bar,
             active: Vec::new(),
+            left: None,
         }
     }
 
     fn show_active(&self) {
         if let Some(bar) = &self.bar {
-            bar.set_message(lockmatrix::escape::terminal(&self.active.join(", ")));
+            let left = self
+                .left
+                .as_deref()
+                .map_or(String::new(), |l| format!("{l}; "));
+            bar.set_message(lockmatrix::escape::terminal(&format!(
+                "{left}{}",
+                self.active.join(", ")
+            )));
         }
     }
 }
@@ -84,6 +94,20 @@ impl Observer for Terminal {
                 }
                 _ => errln!("  done   {step}: {outcome}"),
             },
+            Event::TimeLeft { done, total, secs } => {
+                let left = match secs {
+                    Some(s) if s >= 90.0 => format!("about {:.0} min left", s / 60.0),
+                    Some(s) => format!("about {:.0} s left", s.max(1.0)),
+                    None => "time left not known yet".into(),
+                };
+                match phase.as_mut() {
+                    Some(p) if p.bar.is_some() => {
+                        p.left = Some(left);
+                        p.show_active();
+                    }
+                    _ => errln!("  progress {done}/{total} builds and emulated runs: {left}"),
+                }
+            }
             Event::PhaseDone => {
                 if let Some(bar) = phase.take().and_then(|p| p.bar) {
                     bar.finish_and_clear();

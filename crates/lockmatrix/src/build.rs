@@ -756,10 +756,11 @@ fn built_before(
     Ok(Some(binaries))
 }
 
-/// Targets built at once: both cores stay busy through the single-crate
-/// stretches of a std build (core, std) and the links. Two variants of
-/// one triple share a std: the second waits for the first's.
-const PARALLEL: usize = 2;
+/// Builds and emulated runs at once: both cores stay busy through the
+/// single-crate stretches of a std build (core, std) and the links. Two
+/// variants of one triple share a std: the second waits for the first's
+/// (see [`order`]).
+pub const PARALLEL: usize = 2;
 
 /// A tree to build from, and where its build logs and binaries go.
 pub struct Tree<'a> {
@@ -768,6 +769,71 @@ pub struct Tree<'a> {
     pub logs: PathBuf,
     /// `<target>/<suite>` for each binary.
     pub bins: PathBuf,
+}
+
+/// One tree's builds: its sources hashed once (every build key names
+/// them), then each job built when the caller asks, from any thread.
+pub struct TreeBuilder<'a> {
+    tree: &'a Tree<'a>,
+    suites: &'a [&'a str],
+    features: &'a [String],
+    /// [`sources_hash`] of the tree, or why it could not be read.
+    sources: Result<String, String>,
+}
+
+impl<'a> TreeBuilder<'a> {
+    pub fn new(tree: &'a Tree<'a>, suites: &'a [&'a str], features: &'a [String]) -> Self {
+        let sources = sources_hash(tree.root, features).map_err(|e| {
+            format!(
+                "reading the suite sources under {}: {e}",
+                tree.root.display()
+            )
+        });
+        TreeBuilder {
+            tree,
+            suites,
+            features,
+            sources,
+        }
+    }
+
+    /// Builds `job`'s suites from this tree.
+    pub fn build(&self, job: &Job, observer: &dyn Observer) -> Built {
+        match &self.sources {
+            Ok(sources) => {
+                let req = Request {
+                    tree: self.tree,
+                    suites: self.suites,
+                    features: self.features,
+                    sources,
+                };
+                build_one(&req, job, observer)
+            }
+            Err(what) => Built {
+                secs: 0.0,
+                binaries: Err(BuildError::Around { what: what.clone() }),
+                sources: String::new(),
+            },
+        }
+    }
+}
+
+/// Removes old stored binaries before a run's builds ([`prune_store`]).
+pub fn prune(jobs: &[Job]) {
+    if let Some(j) = jobs.first() {
+        prune_store(&j.cache);
+    }
+}
+
+/// The order to build `jobs` in: the first job of each triple, then the
+/// other CPU variants of a triple already begun. Built at once, two
+/// variants of one triple would wait on each other's std; after it, a
+/// variant builds only its suites.
+pub fn order(jobs: &[Job]) -> Vec<usize> {
+    let mut seen = std::collections::HashSet::new();
+    let (first, later): (Vec<usize>, Vec<usize>) =
+        (0..jobs.len()).partition(|&i| seen.insert(&jobs[i].target.triple));
+    first.into_iter().chain(later).collect()
 }
 
 /// Builds every job from `tree`, [`PARALLEL`] at a time; results in job
@@ -779,31 +845,9 @@ pub fn build_all(
     features: &[String],
     observer: &dyn Observer,
 ) -> Vec<Built> {
-    let root = tree.root;
-    let sources = match sources_hash(root, features) {
-        Ok(h) => h,
-        Err(e) => {
-            let what = format!("reading the suite sources under {}: {e}", root.display());
-            return jobs
-                .iter()
-                .map(|_| Built {
-                    secs: 0.0,
-                    binaries: Err(BuildError::Around { what: what.clone() }),
-                    sources: String::new(),
-                })
-                .collect();
-        }
-    };
-    if let Some(j) = jobs.first() {
-        prune_store(&j.cache);
-    }
-    let req = Request {
-        tree,
-        suites,
-        features,
-        sources: &sources,
-    };
-    let queue: Mutex<VecDeque<usize>> = Mutex::new((0..jobs.len()).collect());
+    prune(jobs);
+    let builder = TreeBuilder::new(tree, suites, features);
+    let queue: Mutex<VecDeque<usize>> = Mutex::new(order(jobs).into());
     let results: Mutex<Vec<Option<Built>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     observer.event(Event::Phase {
         name: "build",
@@ -815,17 +859,7 @@ pub fn build_all(
                 let Some(i) = queue.lock().unwrap().pop_front() else {
                     break;
                 };
-                let name = &jobs[i].target.name;
-                observer.event(Event::StepStarted(name));
-                let built = build_one(&req, &jobs[i], observer);
-                let outcome = match &built.binaries {
-                    Ok(_) => format!("built in {:.1}s", built.secs),
-                    Err(e) => e.to_string(),
-                };
-                observer.event(Event::StepDone {
-                    step: name,
-                    outcome: &outcome,
-                });
+                let built = build_step(&builder, &jobs[i], &jobs[i].target.name, observer);
                 results.lock().unwrap()[i] = Some(built);
             });
         }
@@ -837,6 +871,21 @@ pub fn build_all(
         .into_iter()
         .map(|b| b.expect("every job built"))
         .collect()
+}
+
+/// One build, reported as the step `step`.
+pub fn build_step(builder: &TreeBuilder, job: &Job, step: &str, observer: &dyn Observer) -> Built {
+    observer.event(Event::StepStarted(step));
+    let built = builder.build(job, observer);
+    let outcome = match &built.binaries {
+        Ok(_) => format!("built in {:.1}s", built.secs),
+        Err(e) => e.to_string(),
+    };
+    observer.event(Event::StepDone {
+        step,
+        outcome: &outcome,
+    });
+    built
 }
 
 #[cfg(test)]

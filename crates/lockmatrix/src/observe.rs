@@ -23,6 +23,13 @@ pub enum Event<'a> {
     StepStarted(&'a str),
     /// One step ended, with a one-line outcome.
     StepDone { step: &'a str, outcome: &'a str },
+    /// How far a long phase is: `done` of `total` tasks, and about how
+    /// many seconds are left (`None` until it can be estimated).
+    TimeLeft {
+        done: usize,
+        total: usize,
+        secs: Option<f64>,
+    },
     /// The phase is over.
     PhaseDone,
     /// Something that did not stop the run but the user should know.

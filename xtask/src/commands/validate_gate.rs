@@ -49,6 +49,9 @@ pub fn run(root: &Path, args: ValidateGateArgs) -> Result<bool> {
             })
             .collect::<Result<_>>()?
     };
+    if let Some(to) = &args.keep_summaries {
+        keep_summaries(&resolve(root, to), &recordings)?;
+    }
     let resampled = validate::resample(&recordings, &opts)?;
     out!("{}", resampled.terminal());
     let e2e = validate::end_to_end(&recordings, &opts)?;
@@ -107,4 +110,42 @@ fn record(
             Ok((o.run, o.base.expect("an --against run has a base")))
         })
         .collect()
+}
+
+/// Writes each recording's summary (`validate::summary`) under `to`, one
+/// directory per recording named by its run id; refuses, writing
+/// nothing, if any of those directories is already there.
+fn keep_summaries(to: &Path, recordings: &[Recording]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    let dirs: Vec<_> = recordings
+        .iter()
+        .enumerate()
+        .map(|(i, (head, _))| {
+            // A run id read from a file reaches a path only as a name,
+            // and two recordings never share one.
+            let name = lockmatrix::name::Name::parse(&head.run_id)
+                .ok()
+                .map(|n| n.to_string())
+                .filter(|n| seen.insert(n.clone()))
+                .unwrap_or_else(|| format!("recording-{:02}", i + 1));
+            to.join(name)
+        })
+        .collect();
+    if let Some(d) = dirs.iter().find(|d| d.exists()) {
+        bail!(
+            "{}: a summary is already there; nothing was written (choose another --keep-summaries)",
+            d.display()
+        );
+    }
+    for (dir, (head, base)) in dirs.iter().zip(recordings) {
+        std::fs::create_dir_all(dir.join("base"))?;
+        results::write(dir, &validate::summary(head))?;
+        results::write(&dir.join("base"), &validate::summary(base))?;
+    }
+    errln!(
+        "validate-gate: {} recording summaries in {}",
+        recordings.len(),
+        to.display()
+    );
+    Ok(())
 }

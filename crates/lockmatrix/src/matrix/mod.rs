@@ -9,6 +9,7 @@
 //! install), [`run`].
 
 mod ordering;
+mod pipeline;
 mod plan;
 mod site;
 pub mod worktree;
@@ -247,6 +248,8 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
         cpu_model: None,
         machine: None,
         kernel: None,
+        virtualization: None,
+        declared_testbed: None,
         sources_sha256: None,
         binaries: BTreeMap::new(),
         suites: Vec::new(),
@@ -489,49 +492,6 @@ fn run_target(site: &Site, suites: &[&str], sides: Sides, observer: &dyn Observe
     Ok(())
 }
 
-/// Builds the suites from this tree into `<dir>/bin`, and with `--against`
-/// first from the base worktree into `<dir>/base/bin` (into the same cache:
-/// std is shared, the suites are rebuilt for each tree, see build.rs).
-fn build_trees(
-    root: &Path,
-    dir: &Path,
-    prepared: &Prepared,
-    jobs: &[Job],
-    names: &[&str],
-    opts: &Options,
-    observer: &dyn Observer,
-) -> Result<(Vec<Built>, Option<Vec<Built>>)> {
-    let base = match (&opts.against, &prepared.base) {
-        (Some(rev), Some(w)) => {
-            let base_dir = dir.join("base");
-            std::fs::create_dir_all(base_dir.join("logs"))?;
-            observer.event(Event::BuildingBase { rev, tree: &w.path });
-            let tree = Tree {
-                root: &w.path,
-                logs: base_dir.join("logs"),
-                bins: base_dir.join("bin"),
-            };
-            Some(build::build_all(
-                &tree,
-                jobs,
-                names,
-                &opts.features,
-                observer,
-            ))
-        }
-        _ => None,
-    };
-    let tree = Tree {
-        root,
-        logs: dir.join("logs"),
-        bins: dir.join("bin"),
-    };
-    Ok((
-        build::build_all(&tree, jobs, names, &opts.features, observer),
-        base,
-    ))
-}
-
 /// The base revision's run beside `run`: the same host and targets, its
 /// own commit, filled in as the rounds run.
 fn base_run_of(run: &Run) -> Run {
@@ -546,16 +506,11 @@ fn base_run_of(run: &Run) -> Run {
     b
 }
 
-/// QEMU targets run at once (the machine's two cores).
-const QEMU_PARALLEL: usize = 2;
-
 /// What running one target's suites needs of the whole run.
 struct Runs<'a> {
     config: &'a Config,
     opts: &'a Options,
     prepared: &'a Prepared,
-    built: &'a [Built],
-    base_built: Option<&'a [Built]>,
     plugin: Option<&'a Path>,
     dir: &'a Path,
     base_dir: &'a Path,
@@ -564,23 +519,23 @@ struct Runs<'a> {
 }
 
 impl Runs<'_> {
-    /// Runs `s`'s suites with the binaries of job `j`, recording them in
-    /// `result` (and with `--against` the base's in `base`).
+    /// Runs `s`'s suites with the binaries `built` (and with `--against`
+    /// the base's, `base_built`), recording them in `result` (and `base`).
     fn target(
         &self,
         s: &Selected,
-        j: usize,
+        (built, base_built): (&Built, Option<&Built>),
         result: &mut TargetResult,
         base: Option<&mut TargetResult>,
     ) -> Result<()> {
         let t = &s.target;
-        result.build_secs = Some(self.built[j].secs);
-        let binaries = built_binaries(&self.built[j], result);
+        result.build_secs = Some(built.secs);
+        let binaries = built_binaries(built, result);
         let mut base = base;
-        let base_binaries = match (self.base_built, base.as_deref_mut()) {
+        let base_binaries = match (base_built, base.as_deref_mut()) {
             (Some(b), Some(br)) => {
-                br.build_secs = Some(b[j].secs);
-                Some(built_binaries(&b[j], br).map_err(|f| Failure::Build {
+                br.build_secs = Some(b.secs);
+                Some(built_binaries(b, br).map_err(|f| Failure::Build {
                     error: format!(
                         "base {}: {f}",
                         self.opts.against.as_deref().unwrap_or_default()
@@ -616,6 +571,7 @@ impl Runs<'_> {
                         result.cpu_model = r.cpu_model();
                         result.machine = r.machine();
                         result.kernel = r.kernel();
+                        result.virtualization = r.virtualization();
                         Some(r)
                     }
                     Err(message) => {
@@ -716,53 +672,67 @@ pub fn run(
 
     let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
     let base_dir = dir.join("base");
-    let (built, base_built) = build_trees(tree, &dir, prepared, &jobs, &names, opts, observer)?;
     let plugin = plugin(root, &jobs, opts, &mut run, observer);
-    let mut base_run = base_built.as_ref().map(|_| {
+    let against = opts.against.as_deref().zip(prepared.base.as_ref());
+    let mut base_run = against.map(|_| {
         let mut b = base_run_of(&run);
         b.subject = prepared.subject.as_ref().and_then(|s| s.base.clone());
         b
-    });
-
-    observer.event(Event::Phase {
-        name: "run",
-        steps: jobs.len() * names.len(),
     });
     let ctx = Runs {
         config,
         opts,
         prepared,
-        built: &built,
-        base_built: base_built.as_deref(),
         plugin: plugin.as_deref(),
         dir: &dir,
         base_dir: &base_dir,
         names: &names,
         observer,
     };
-    // Real hardware one target at a time (its timings must not share the
-    // CPUs), then the QEMU targets two at a time: their counts and checks
-    // do not depend on the load, their times are advisory anyway.
-    let (emulated, real): (Vec<usize>, Vec<usize>) = (0..selected.len())
-        .filter(|&i| job_of[i].is_some())
-        .partition(|&i| selected[i].target.runner == RunnerKind::Qemu);
-    for i in real {
-        let base = base_run.as_mut().map(|b| &mut b.targets[i]);
-        ctx.target(
-            &selected[i],
-            job_of[i].expect("built"),
-            &mut run.targets[i],
-            base,
-        )?;
-        results::write(&dir, &run)?;
+    let head_tree = Tree {
+        root: tree,
+        logs: dir.join("logs"),
+        bins: dir.join("bin"),
+    };
+    let base_tree = against.map(|(_, w)| Tree {
+        root: &w.path,
+        logs: base_dir.join("logs"),
+        bins: base_dir.join("bin"),
+    });
+    if let Some((rev, w)) = against {
+        std::fs::create_dir_all(base_dir.join("logs"))?;
+        observer.event(Event::BuildingBase { rev, tree: &w.path });
     }
+    let head_builder = build::TreeBuilder::new(&head_tree, &names, &opts.features);
+    let base_builder = base_tree
+        .as_ref()
+        .map(|t| build::TreeBuilder::new(t, &names, &opts.features));
+    // Emulated targets run as soon as their job is built, beside the other
+    // builds: their counts and checks do not depend on the load, their
+    // times are advisory anyway. Real hardware runs afterwards, one target
+    // at a time, on a quiet machine.
+    let runnable = |i: &usize| job_of[*i].is_some();
+    let (emulated, real): (Vec<usize>, Vec<usize>) = (0..selected.len())
+        .filter(runnable)
+        .partition(|&i| selected[i].target.runner == RunnerKind::Qemu);
+    let mut runs_after = vec![Vec::new(); jobs.len()];
+    for &i in &emulated {
+        runs_after[job_of[i].expect("runnable")].push(i);
+    }
+    observer.event(Event::Phase {
+        name: "build+run",
+        steps: jobs.len() * (1 + usize::from(against.is_some())) + emulated.len() * names.len(),
+    });
     let shared = std::sync::Mutex::new((&mut run, base_run.as_mut()));
-    let queue = std::sync::Mutex::new(emulated.into_iter());
-    let worker = || -> Result<()> {
-        loop {
-            let Some(i) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else {
-                return Ok(());
-            };
+    let builds = pipeline::run(
+        &jobs,
+        pipeline::Trees {
+            head: &head_builder,
+            base: base_builder.as_ref().zip(against.map(|(rev, _)| rev)),
+        },
+        &runs_after,
+        observer,
+        |i, built, base_built| {
             let (mut head, mut base) = {
                 let both = shared.lock().unwrap_or_else(|e| e.into_inner());
                 (
@@ -770,30 +740,32 @@ pub fn run(
                     both.1.as_ref().map(|b| b.targets[i].clone()),
                 )
             };
-            let ran = ctx.target(
-                &selected[i],
-                job_of[i].expect("built"),
-                &mut head,
-                base.as_mut(),
-            );
+            let ran = ctx.target(&selected[i], (built, base_built), &mut head, base.as_mut());
             let mut both = shared.lock().unwrap_or_else(|e| e.into_inner());
             both.0.targets[i] = head;
             if let (Some(b), Some(r)) = (base, both.1.as_mut()) {
                 r.targets[i] = b;
             }
             ran?;
-            results::write(&dir, both.0)?;
-        }
-    };
-    std::thread::scope(|scope| -> Result<()> {
-        let workers: Vec<_> = (0..QEMU_PARALLEL).map(|_| scope.spawn(worker)).collect();
-        for w in workers {
-            w.join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("a target's run panicked")))?;
-        }
-        Ok(())
-    })?;
+            results::write(&dir, both.0)
+        },
+    )?;
     observer.event(Event::PhaseDone);
+    let (built, base_built) = (builds.head, builds.base);
+    if !real.is_empty() {
+        observer.event(Event::Phase {
+            name: "run",
+            steps: real.len() * names.len(),
+        });
+        for i in real {
+            let j = job_of[i].expect("runnable");
+            let base = base_run.as_mut().map(|b| &mut b.targets[i]);
+            let b = base_built.as_ref().map(|b| &b[j]);
+            ctx.target(&selected[i], (&built[j], b), &mut run.targets[i], base)?;
+            results::write(&dir, &run)?;
+        }
+        observer.event(Event::PhaseDone);
+    }
 
     let sides = |results: &'_ mut [TargetResult], built: &'_ [Built]| {
         let sides: Vec<ordering::Side> = results

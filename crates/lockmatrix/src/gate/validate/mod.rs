@@ -57,6 +57,29 @@ pub const GOAL_MIN_EVALUATIONS: usize = 100;
 /// ... and power of at least 0.8 for a 10% slowdown of any one cell.
 pub const GOAL_POWER: (f64, f64) = (0.10, 0.8);
 
+/// A recording as the validation reads it, and nothing else: each suite's
+/// timing-family values (as the suites declared them when it was made)
+/// and its checks, without its other cells, footprints or raw output, so
+/// ten recordings fit in a repository and `--from` re-runs the analysis on
+/// them with the same result.
+pub fn summary(run: &Run) -> Run {
+    let mut run = run.clone();
+    for t in &mut run.targets {
+        t.binaries.clear();
+        for s in &mut t.suites {
+            s.samples.retain(|x| x.gating);
+            s.executed.clear();
+            s.static_footprint.clear();
+            s.probes = None;
+            s.bad_lines.clear();
+            s.stderr_tail.clear();
+            // Its raw output is not kept with it.
+            s.stdout_sha256 = None;
+        }
+    }
+    run
+}
+
 /// How many evaluations of how many rounds, with which seed, of which gate.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ValidateOptions {
