@@ -825,14 +825,21 @@ pub fn prune(jobs: &[Job]) {
     }
 }
 
-/// The order to build `jobs` in: the first job of each triple, then the
-/// other CPU variants of a triple already begun. Built at once, two
+/// The order to build `jobs` in: the first job of each triple, those
+/// with CPU variants first, then the variants. Built at once, two
 /// variants of one triple would wait on each other's std; after it, a
-/// variant builds only its suites.
+/// variant builds only its suites, so the short variant builds come last
+/// and fill the end of the queue instead of one long std build.
 pub fn order(jobs: &[Job]) -> Vec<usize> {
+    let mut per_triple: std::collections::HashMap<&crate::name::Name, usize> = Default::default();
+    for j in jobs {
+        *per_triple.entry(&j.target.triple).or_default() += 1;
+    }
     let mut seen = std::collections::HashSet::new();
-    let (first, later): (Vec<usize>, Vec<usize>) =
+    let (mut first, later): (Vec<usize>, Vec<usize>) =
         (0..jobs.len()).partition(|&i| seen.insert(&jobs[i].target.triple));
+    // Stable: the configuration's order among equals.
+    first.sort_by_key(|&i| std::cmp::Reverse(per_triple[&jobs[i].target.triple]));
     first.into_iter().chain(later).collect()
 }
 
@@ -931,6 +938,36 @@ mod tests {
     }
 
     const FLAGS: &str = "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS";
+
+    #[test]
+    fn each_triple_builds_once_before_its_variants_and_those_with_variants_first() {
+        let targets = targets();
+        let jobs: Vec<Job> = targets
+            .iter()
+            .map(|t| job(t, true, "/usr/bin/rustc"))
+            .collect();
+        let order = order(&jobs);
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..jobs.len()).collect::<Vec<_>>(), "each job once");
+        let triple = |i: usize| &jobs[i].target.triple;
+        let triples: std::collections::HashSet<_> = jobs.iter().map(|j| &j.target.triple).collect();
+        // The first builds are one per triple; a variant only after them.
+        let (firsts, variants) = order.split_at(triples.len());
+        let first_triples: std::collections::HashSet<_> =
+            firsts.iter().map(|&i| triple(i)).collect();
+        assert_eq!(first_triples, triples);
+        assert!(!variants.is_empty(), "targets.yaml has CPU variants");
+        // A triple with variants starts before any triple without.
+        let count = |i: usize| {
+            jobs.iter()
+                .filter(|j| &j.target.triple == triple(i))
+                .count()
+        };
+        let counts: Vec<usize> = firsts.iter().map(|&i| count(i)).collect();
+        assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
+        assert!(counts[0] > 1, "{counts:?}");
+    }
 
     #[test]
     fn variants_share_std_built_without_their_flags() {

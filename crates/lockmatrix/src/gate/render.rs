@@ -251,7 +251,7 @@ impl GateReport {
     }
 
     /// The terminal report: failed checks and problems, regressions,
-    /// improvements, advisory lists, underpowered, incomparable and new
+    /// improvements, advisory lists, inconclusive, incomparable and new
     /// cells, notes, and the count line.
     pub fn terminal(&self) -> String {
         let mut out = String::new();

@@ -269,6 +269,12 @@ mod tests {
             [(Side::Base, None, false), (Side::Head, None, false)]
         );
         assert!(ab[0].args.ends_with(&["--rounds".into(), "4".into()]));
+        // Without --rounds: one round of the emulator's times (quick), the
+        // suites' own rounds (full).
+        let quick = plan(&t, Profile::Quick, None, false, false, false);
+        assert!(quick[0].args.ends_with(&["--rounds".into(), "1".into()]));
+        let full = plan(&t, Profile::Full, None, false, false, false);
+        assert!(!full[0].args.contains(&"--rounds".to_string()));
     }
 
     fn outcome(stdout: &str) -> Outcome {

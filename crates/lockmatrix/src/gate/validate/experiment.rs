@@ -212,7 +212,7 @@ pub(super) struct GatingCell {
     pub(super) metric: Name,
     pub(super) better: Better,
     /// Its A/A verdict was `inconclusive`: too noisy for its pairs.
-    pub(super) underpowered: bool,
+    pub(super) inconclusive: bool,
     /// Its A/A verdict was `regression`.
     pub(super) regressed: bool,
 }
@@ -226,7 +226,7 @@ impl GatingCell {
             case: canonical_case(&c.case),
             metric: c.metric.clone(),
             better: c.better,
-            underpowered: c.verdict == Verdict::Inconclusive,
+            inconclusive: c.verdict == Verdict::Inconclusive,
             regressed: c.verdict == Verdict::Regression,
         }
     }

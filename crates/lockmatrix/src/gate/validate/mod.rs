@@ -172,9 +172,9 @@ pub struct Detection {
     pub rate: f64,
     /// Two-sided 95% Clopper-Pearson interval of the rate.
     pub ci95: [f64; 2],
-    /// Injections into a cell the gate flagged `underpowered` (too few rounds
+    /// Injections into a cell the gate flagged `inconclusive` (too few rounds
     /// for its noise to detect a slowdown of `delta` beyond `delta`).
-    pub injected_underpowered: usize,
+    pub injected_inconclusive: usize,
     /// Detections among the other injections.
     pub detected_when_powered: usize,
     /// The detection rate among the other injections (`None`: there were none).
@@ -215,8 +215,8 @@ pub struct Validation {
     pub cell_alpha: f64,
     /// The fewest rounds per side with which the rank test can reach `cell_alpha` at all.
     pub min_rounds_per_side: usize,
-    /// Gating cells flagged `underpowered` per A/A evaluation.
-    pub underpowered_per_evaluation: Spread,
+    /// Gating cells flagged `inconclusive` per A/A evaluation.
+    pub inconclusive_per_evaluation: Spread,
     /// A/A evaluations with any `possible_regression` (the advisory list).
     pub advisory_alarms: usize,
     /// The cells that raised false alarms and how often, most often first.

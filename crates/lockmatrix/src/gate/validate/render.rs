@@ -72,7 +72,7 @@ impl Validation {
                 "rounds_per_side": {"base": self.base_rounds, "head": self.head_rounds},
                 "cell_alpha": self.cell_alpha,
                 "min_rounds_per_side": self.min_rounds_per_side,
-                "underpowered_per_evaluation": self.underpowered_per_evaluation,
+                "inconclusive_per_evaluation": self.inconclusive_per_evaluation,
                 "advisory_alarms": self.advisory_alarms,
                 "false_alarm_cells": alarm_cells,
                 "power": power_details,
@@ -117,7 +117,7 @@ impl Validation {
             self.head_rounds.show(),
             self.cell_alpha,
             self.min_rounds_per_side,
-            self.underpowered_per_evaluation.show(),
+            self.inconclusive_per_evaluation.show(),
         ));
         out.push_str(&format!(
             "  A/A: {} false alarms in {} evaluations: rate {:.3}, 95% upper bound {:.4}\n",
@@ -129,7 +129,7 @@ impl Validation {
         for d in &self.power {
             out.push_str(&format!(
                 "  power at {:.0}% slower: {}/{} = {:.2} (95% CI {:.2}-{:.2}); {} of {} injections \
-                 into cells with enough rounds detected, {} into underpowered cells\n",
+                 into cells the A/A evaluation decided detected, {} into cells it left inconclusive\n",
                 d.slowdown * 100.0,
                 d.detected,
                 d.evaluations,
@@ -137,8 +137,8 @@ impl Validation {
                 d.ci95[0],
                 d.ci95[1],
                 d.detected_when_powered,
-                d.evaluations - d.injected_underpowered,
-                d.injected_underpowered,
+                d.evaluations - d.injected_inconclusive,
+                d.injected_inconclusive,
             ));
             if d.injected_already_regressed > 0 {
                 out.push_str(&format!(

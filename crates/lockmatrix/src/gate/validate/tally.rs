@@ -11,11 +11,11 @@ pub(super) struct Tally {
     pub(super) false_alarms: usize,
     pub(super) advisory_alarms: usize,
     pub(super) cells: Vec<usize>,
-    pub(super) underpowered: Vec<usize>,
+    pub(super) inconclusive: Vec<usize>,
     pub(super) base_rounds: Vec<usize>,
     pub(super) head_rounds: Vec<usize>,
     pub(super) alarm_cells: BTreeMap<String, usize>,
-    /// Per slowdown: (detected, injected underpowered, detected among the
+    /// Per slowdown: (detected, injected inconclusive, detected among the
     /// powered, other regressions, evaluations, injected already regressed).
     pub(super) power: [[usize; 6]; SLOWDOWNS.len()],
     /// Per slowdown and cell: (injections, detections).
@@ -58,7 +58,7 @@ impl Tally {
             self.advisory_alarms += 1;
         }
         self.cells.push(cells.len());
-        self.underpowered.push(
+        self.inconclusive.push(
             cells
                 .iter()
                 .filter(|c| c.verdict == Verdict::Inconclusive)
@@ -107,8 +107,8 @@ impl Tally {
             let detected = found.verdict == Verdict::Regression;
             let p = &mut self.power[i];
             p[0] += usize::from(detected);
-            p[1] += usize::from(cell.underpowered);
-            p[2] += usize::from(detected && !cell.underpowered);
+            p[1] += usize::from(cell.inconclusive);
+            p[2] += usize::from(detected && !cell.inconclusive);
             p[3] += usize::from(report.with(Verdict::Regression).any(|c| !cell.is(c)));
             p[4] += 1;
             p[5] += usize::from(cell.regressed);
@@ -143,7 +143,7 @@ impl Tally {
                         detected,
                         rate: detected as f64 / evals.max(1) as f64,
                         ci95: ci,
-                        injected_underpowered: under,
+                        injected_inconclusive: under,
                         detected_when_powered: powered_hits,
                         rate_when_powered: (evals > under)
                             .then(|| powered_hits as f64 / (evals - under) as f64),
@@ -195,7 +195,7 @@ impl Tally {
             head_rounds: Spread::of(&self.head_rounds),
             cell_alpha,
             min_rounds_per_side,
-            underpowered_per_evaluation: Spread::of(&self.underpowered),
+            inconclusive_per_evaluation: Spread::of(&self.inconclusive),
             advisory_alarms: self.advisory_alarms,
             false_alarm_cells: alarm_cells,
             power_per_cell,
