@@ -285,8 +285,9 @@ pub struct GateRunArgs {
 pub struct ValidateGateArgs {
     /// A/A recordings: runs made with `matrix --against HEAD` (each
     /// keeps its base in `base/`), resampled together; each also gated
-    /// end to end [default: record --runs of them now]
-    #[arg(long)]
+    /// end to end; `--from validation/2026-12-02-80pairs/*` takes them all
+    /// [default: record --runs of them now]
+    #[arg(long, num_args = 1..)]
     pub from: Vec<PathBuf>,
     /// Recordings to make when --from is not given
     #[arg(long, default_value_t = 2)]

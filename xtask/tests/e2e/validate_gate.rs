@@ -67,6 +67,68 @@ fn validate_gate_on_a_recorded_a_a_run() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(read_json(&b), report);
 
+    // The recording's summary (its family values only) gives the same
+    // report as the recording itself, and is smaller (this recording is
+    // mostly family rounds already).
+    let kept = dir.join("kept");
+    let keep = |json: &Path| {
+        xtask(&[
+            "validate-gate",
+            "--from",
+            s(&run),
+            "--json",
+            s(json),
+            "--evaluations",
+            "100",
+            "--pairs",
+            "10",
+            "--seed",
+            "3",
+            "--keep-summaries",
+            s(&kept),
+        ])
+    };
+    let out = keep(&dir.join("c.json"));
+    assert!(out.status.success(), "{}", text(&out));
+    let summaries: Vec<PathBuf> = std::fs::read_dir(&kept)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(summaries.len(), 1, "{summaries:?}");
+    let size = |p: &Path| std::fs::metadata(p.join("run.json")).unwrap().len();
+    assert!(
+        size(&summaries[0]) < size(&run),
+        "{} vs {}",
+        size(&summaries[0]),
+        size(&run)
+    );
+    assert!(summaries[0].join("base/run.json").is_file());
+    let d = dir.join("d.json");
+    let out = xtask(&[
+        "validate-gate",
+        "--from",
+        s(&summaries[0]),
+        "--json",
+        s(&d),
+        "--evaluations",
+        "100",
+        "--pairs",
+        "10",
+        "--seed",
+        "3",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(read_json(&d), report);
+    // Kept once: a second time into the same place writes nothing.
+    let before = std::fs::read(summaries[0].join("run.json")).unwrap();
+    let out = keep(&dir.join("e.json"));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("already there"), "{}", text(&out));
+    assert_eq!(
+        std::fs::read(summaries[0].join("run.json")).unwrap(),
+        before
+    );
+
     // Bad input: no evaluations, a run that is not an A/A recording.
     let out = xtask(&["validate-gate", "--from", s(&run), "--evaluations", "0"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
