@@ -8,10 +8,9 @@
 use crate::config::Target;
 use crate::observe::{Event, Observer};
 use crate::toolchain::Toolchain;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Instant;
 
 pub struct Job<'a> {
@@ -565,7 +564,7 @@ fn keep(
     Ok(Binary { path, sha256 })
 }
 
-/// What every job of one [`build_all`] builds.
+/// What every build from one tree shares ([`TreeBuilder`]).
 struct Request<'a> {
     tree: &'a Tree<'a>,
     suites: &'a [&'a str],
@@ -841,43 +840,6 @@ pub fn order(jobs: &[Job]) -> Vec<usize> {
     // Stable: the configuration's order among equals.
     first.sort_by_key(|&i| std::cmp::Reverse(per_triple[&jobs[i].target.triple]));
     first.into_iter().chain(later).collect()
-}
-
-/// Builds every job from `tree`, [`PARALLEL`] at a time; results in job
-/// order.
-pub fn build_all(
-    tree: &Tree,
-    jobs: &[Job],
-    suites: &[&str],
-    features: &[String],
-    observer: &dyn Observer,
-) -> Vec<Built> {
-    prune(jobs);
-    let builder = TreeBuilder::new(tree, suites, features);
-    let queue: Mutex<VecDeque<usize>> = Mutex::new(order(jobs).into());
-    let results: Mutex<Vec<Option<Built>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
-    observer.event(Event::Phase {
-        name: "build",
-        steps: jobs.len(),
-    });
-    std::thread::scope(|s| {
-        for _ in 0..PARALLEL {
-            s.spawn(|| loop {
-                let Some(i) = queue.lock().unwrap().pop_front() else {
-                    break;
-                };
-                let built = build_step(&builder, &jobs[i], &jobs[i].target.name, observer);
-                results.lock().unwrap()[i] = Some(built);
-            });
-        }
-    });
-    observer.event(Event::PhaseDone);
-    results
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|b| b.expect("every job built"))
-        .collect()
 }
 
 /// One build, reported as the step `step`.

@@ -86,11 +86,8 @@ fn build_spinlock(tree: &Path, t: &Target, out: &Path) -> PathBuf {
         logs: out.to_path_buf(),
         bins: out.to_path_buf(),
     };
-    let built = build::build_all(&tree, &[job], &["spinlock"], &[], &Quiet);
-    let binaries = built
-        .into_iter()
-        .next()
-        .unwrap()
+    let binaries = build::TreeBuilder::new(&tree, &["spinlock"], &[])
+        .build(&job, &Quiet)
         .binaries
         .unwrap_or_else(|e| panic!("building spinlock for {}: {e}", t.name));
     binaries["spinlock"].path.clone()

@@ -15,11 +15,12 @@ fn validate_gate_on_a_recorded_a_a_run() {
     let results = dir.join("results");
     let run = native_atomic_run(&results, &["--against", "HEAD", "--rounds", "12"]);
 
-    let validate = |json: &Path, seed: &str| {
-        xtask(&[
+    // 100 evaluations of 10 pairs from `from`, with `more` flags.
+    let validate_from = |from: &Path, json: &Path, seed: &str, more: &[&str]| {
+        let mut args = vec![
             "validate-gate",
             "--from",
-            s(&run),
+            s(from),
             "--json",
             s(json),
             "--evaluations",
@@ -28,8 +29,11 @@ fn validate_gate_on_a_recorded_a_a_run() {
             "10",
             "--seed",
             seed,
-        ])
+        ];
+        args.extend(more);
+        xtask(&args)
     };
+    let validate = |json: &Path, seed: &str| validate_from(&run, json, seed, &[]);
     let (a, b) = (dir.join("a.json"), dir.join("b.json"));
     let out = validate(&a, "3");
     assert!(out.status.success(), "{}", text(&out));
@@ -71,23 +75,7 @@ fn validate_gate_on_a_recorded_a_a_run() {
     // report as the recording itself, and is smaller (this recording is
     // mostly family rounds already).
     let kept = dir.join("kept");
-    let keep = |json: &Path| {
-        xtask(&[
-            "validate-gate",
-            "--from",
-            s(&run),
-            "--json",
-            s(json),
-            "--evaluations",
-            "100",
-            "--pairs",
-            "10",
-            "--seed",
-            "3",
-            "--keep-summaries",
-            s(&kept),
-        ])
-    };
+    let keep = |json: &Path| validate_from(&run, json, "3", &["--keep-summaries", s(&kept)]);
     let out = keep(&dir.join("c.json"));
     assert!(out.status.success(), "{}", text(&out));
     let summaries: Vec<PathBuf> = std::fs::read_dir(&kept)
@@ -104,19 +92,7 @@ fn validate_gate_on_a_recorded_a_a_run() {
     );
     assert!(summaries[0].join("base/run.json").is_file());
     let d = dir.join("d.json");
-    let out = xtask(&[
-        "validate-gate",
-        "--from",
-        s(&summaries[0]),
-        "--json",
-        s(&d),
-        "--evaluations",
-        "100",
-        "--pairs",
-        "10",
-        "--seed",
-        "3",
-    ]);
+    let out = validate_from(&summaries[0], &d, "3", &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(read_json(&d), report);
     // Kept once: a second time into the same place writes nothing.

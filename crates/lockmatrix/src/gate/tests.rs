@@ -1291,6 +1291,15 @@ fn gate_a_verdict_that_compared_less_than_everything_is_not_gated() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// `run` with every value of its first suite multiplied by `factor`.
+fn slowed(run: &Run, factor: f64) -> Run {
+    let mut slow = run.clone();
+    for s in &mut slow.targets[0].suites[0].samples {
+        s.value = s.value.map(|v| v * factor);
+    }
+    slow
+}
+
 /// Two containers of one image share a machine id on any host: equal
 /// testbed fields prove nothing there, so their timings never gate
 /// against stored baselines (the output says how to gate: `--against`),
@@ -1319,11 +1328,7 @@ fn gate_timings_from_a_container_gate_only_on_a_declared_testbed() {
     assert!(text.contains("--against"), "{text}");
     // A 40% slowdown there does not fail either: it is not measured
     // against anything known.
-    let mut slow = base.clone();
-    for s in &mut slow.targets[0].suites[0].samples {
-        s.value = s.value.map(|v| v * 1.4);
-    }
-    assert!(!stored(&slow, &dir).failed());
+    assert!(!stored(&slowed(&base, 1.4), &dir).failed());
     std::fs::remove_dir_all(dir).unwrap();
 
     // Declared on both sides: the same container gates its timings.
@@ -1336,11 +1341,7 @@ fn gate_timings_from_a_container_gate_only_on_a_declared_testbed() {
         "{}",
         same.terminal()
     );
-    let mut slow = declared.clone();
-    for s in &mut slow.targets[0].suites[0].samples {
-        s.value = s.value.map(|v| v * 1.4);
-    }
-    assert!(stored(&slow, &dir).failed());
+    assert!(stored(&slowed(&declared, 1.4), &dir).failed());
     // Another declared name is another testbed.
     let mut other = declared.clone();
     other.host.declared_testbed = Some("rack-4".into());
