@@ -30,7 +30,7 @@ pub fn resample(recordings: &[Recording], opts: &ValidateOptions) -> Result<Vali
     if smallest < opts.rounds {
         bail!(
             "the recordings hold {smallest} pairs of some suite; drawing {} needs more \
-             (record with e.g. `cargo xtask matrix --against HEAD --rounds 60`)",
+             (record with e.g. `cargo xtask matrix --against HEAD --rounds 80`)",
             opts.rounds
         );
     }
@@ -191,7 +191,7 @@ fn gating_parts(recordings: &[Recording]) -> Result<(Vec<Recording>, Vec<String>
             bail!(
                 "run {} has no suite run ok on both sides on a target whose timings gate{why}: \
                  record one on this machine's native target, e.g. \
-                 `cargo xtask matrix --targets x86_64 --against HEAD --rounds 60`",
+                 `cargo xtask matrix --targets x86_64 --against HEAD --rounds 80`",
                 head.run_id
             );
         }

@@ -59,7 +59,7 @@ pub const GOAL_POWER: (f64, f64) = (0.10, 0.8);
 
 /// A recording as the validation reads it, and nothing else: each suite's
 /// timing-family values (as the suites declared them when it was made)
-/// and its checks, without its other cells, footprints or raw output, so
+/// and its failed checks, without its other cells, footprints or raw output, so
 /// ten recordings fit in a repository and `--from` re-runs the analysis on
 /// them with the same result.
 pub fn summary(run: &Run) -> Run {
@@ -68,6 +68,9 @@ pub fn summary(run: &Run) -> Run {
         t.binaries.clear();
         for s in &mut t.suites {
             s.samples.retain(|x| x.gating);
+            // A passing check changes no verdict; a suite's 1,186 of them
+            // with their details were most of a summary's size.
+            s.checks.retain(|c| !c.ok);
             s.executed.clear();
             s.static_footprint.clear();
             s.probes = None;
@@ -187,6 +190,24 @@ pub struct Detection {
     pub other_regressions: usize,
 }
 
+/// One cell's power: a slowdown is injected into one family cell per
+/// evaluation, drawn at random, so each cell gets about
+/// `evaluations / cells` injections at each slowdown.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellPower {
+    pub cell: String,
+    /// Per [`SLOWDOWNS`]: (injections, detections).
+    pub at: Vec<(usize, usize)>,
+}
+
+impl CellPower {
+    /// Detections over injections at `SLOWDOWNS[i]` (0 when none).
+    pub fn rate(&self, i: usize) -> f64 {
+        let (n, d) = self.at[i];
+        d as f64 / n.max(1) as f64
+    }
+}
+
 /// The measured accuracy of the gate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Validation {
@@ -221,9 +242,9 @@ pub struct Validation {
     pub advisory_alarms: usize,
     /// The cells that raised false alarms and how often, most often first.
     pub false_alarm_cells: Vec<(String, usize)>,
-    /// Per cell injected with the goal's slowdown (10%): injections and
-    /// detections, weakest first.
-    pub power_per_cell: Vec<(String, usize, usize)>,
+    /// Per cell, its injections and detections at each of [`SLOWDOWNS`],
+    /// weakest at the goal's slowdown (10%) first.
+    pub power_per_cell: Vec<CellPower>,
     /// Targets and suites left out, and why.
     pub notes: Vec<String>,
     /// Whether the side of a pair run second is faster (`order.rs`).
@@ -334,7 +355,14 @@ mod tests {
         // noise 30 pairs catch it too.
         assert!(five.rate >= 0.8, "{}", v.terminal());
         assert_eq!(v.json()["power"]["0.10"], ten.rate);
-        assert!(!v.power_per_cell.is_empty());
+        // Every cell is reported at every slowdown, and its injections add
+        // up to the evaluations.
+        assert!((1..=12).contains(&v.power_per_cell.len()));
+        for (i, d) in v.power.iter().enumerate() {
+            let injected: usize = v.power_per_cell.iter().map(|c| c.at[i].0).sum();
+            let detected: usize = v.power_per_cell.iter().map(|c| c.at[i].1).sum();
+            assert_eq!((injected, detected), (d.evaluations, d.detected));
+        }
     }
 
     #[test]
@@ -433,6 +461,37 @@ mod tests {
     }
 
     #[test]
+    fn validate_a_summary_keeps_the_family_and_the_failed_checks_only() {
+        let mut rng = Rng::new(21);
+        let check = |ok: bool| crate::protocol::Check {
+            suite: "spinlock".into(),
+            bench: "lock_unlock".into(),
+            case: json!({"lock": "ticket"}).as_object().unwrap().clone(),
+            name: "mutual_exclusion".into(),
+            ok,
+            details: json!({"violations": u32::from(!ok)}),
+        };
+        let mut cells = noisy_cells(&mut rng, 2, 5, 0.01, |_| 1.0);
+        let mut outside = cell("stress", json!({"lock": "tas"}), vec![100.0; 5]);
+        outside.gating = false;
+        cells.push(outside);
+        let mut r = one_suite("x86_64", "native", "spinlock", &cells);
+        r.targets[0].suites[0].checks = vec![check(true), check(false), check(true)];
+        let kept = summary(&r);
+        let s = &kept.targets[0].suites[0];
+        assert_eq!(s.checks, vec![check(false)]);
+        assert_eq!(s.samples.len(), 2 * 5);
+        assert!(s.samples.iter().all(|x| x.gating));
+        // What the gate says of it is what it says of the recording.
+        let verdicts = |run: &Run| {
+            let report = evaluate(run, &Reference::Base(&r), &GateOptions::default()).unwrap();
+            (report.failed_checks.len(), report.failed())
+        };
+        assert_eq!(verdicts(&kept), verdicts(&r));
+        assert_eq!(verdicts(&kept).0, 1);
+    }
+
+    #[test]
     fn validate_a_cell_outside_the_family_is_never_injected() {
         let mut rng = Rng::new(14);
         let mut side = || {
@@ -444,9 +503,6 @@ mod tests {
         };
         let v = resample(&[(side(), side())], &opts(10, 10, 1)).unwrap();
         assert_eq!(v.cells_per_evaluation.max, 2);
-        assert!(v
-            .power_per_cell
-            .iter()
-            .all(|(c, _, _)| !c.contains("stress")));
+        assert!(v.power_per_cell.iter().all(|c| !c.cell.contains("stress")));
     }
 }

@@ -76,7 +76,14 @@ impl Validation {
                 "advisory_alarms": self.advisory_alarms,
                 "false_alarm_cells": alarm_cells,
                 "power": power_details,
-                "power_per_cell_at_10": self.power_per_cell.iter().map(|(c, n, d)| json!({"cell": c, "injections": n, "detected": d})).collect::<Vec<_>>(),
+                "power_per_cell": self.power_per_cell.iter().map(|c| {
+                    let mut cell = Map::new();
+                    cell.insert("cell".into(), json!(c.cell));
+                    for (s, (n, d)) in SLOWDOWNS.iter().zip(&c.at) {
+                        cell.insert(slowdown_key(*s), json!({"injections": n, "detected": d}));
+                    }
+                    Value::Object(cell)
+                }).collect::<Vec<_>>(),
                 "goal": {
                     "max_false_alarm_rate": GOAL_MAX_RATE,
                     "min_evaluations": GOAL_MIN_EVALUATIONS,
@@ -147,15 +154,19 @@ impl Validation {
                 ));
             }
         }
-        for (cell, n, d) in self
-            .power_per_cell
-            .iter()
-            .filter(|(_, n, d)| *d < *n)
-            .take(5)
-        {
+        if !self.power_per_cell.is_empty() {
+            let heads: Vec<String> = SLOWDOWNS
+                .iter()
+                .map(|s| format!("+{:.0}%", s * 100.0))
+                .collect();
             out.push_str(&format!(
-                "    at 10%: {cell}: {d} of {n} injections detected\n"
+                "  power per cell (detected/injected at {}), weakest first:\n",
+                heads.join(", ")
             ));
+        }
+        for c in &self.power_per_cell {
+            let at: Vec<String> = c.at.iter().map(|(n, d)| format!("{d:>3}/{n:<3}")).collect();
+            out.push_str(&format!("    {}  {}\n", at.join("  "), c.cell));
         }
         out.push_str(&format!(
             "  goal (>= {GOAL_MIN_EVALUATIONS} A/A evaluations, 95% upper bound <= {GOAL_MAX_RATE}, power >= {} at +{:.0}%): {}\n",

@@ -169,12 +169,20 @@ impl Tally {
             .iter()
             .position(|&s| (s - GOAL_POWER.0).abs() < 1e-9)
             .expect("the goal's slowdown is injected");
-        let mut power_per_cell: Vec<(String, usize, usize)> = self.per_cell[at]
-            .iter()
-            .map(|(c, &(n, d))| (c.clone(), n, d))
+        let cells: std::collections::BTreeSet<&String> =
+            self.per_cell.iter().flat_map(|m| m.keys()).collect();
+        let mut power_per_cell: Vec<CellPower> = cells
+            .into_iter()
+            .map(|c| CellPower {
+                cell: c.clone(),
+                at: self
+                    .per_cell
+                    .iter()
+                    .map(|m| m.get(c).copied().unwrap_or_default())
+                    .collect(),
+            })
             .collect();
-        power_per_cell
-            .sort_by(|a, b| (a.2 as f64 / a.1 as f64).total_cmp(&(b.2 as f64 / b.1 as f64)));
+        power_per_cell.sort_by(|a, b| a.rate(at).total_cmp(&b.rate(at)));
         Validation {
             method,
             run_ids,
