@@ -285,7 +285,7 @@ pub struct GateRunArgs {
 pub struct ValidateGateArgs {
     /// A/A recordings: runs made with `matrix --against HEAD` (each
     /// keeps its base in `base/`), resampled together; each also gated
-    /// end to end; `--from validation/2026-12-02-80pairs/*` takes them all
+    /// end to end; `--from validation/2026-12-03-80pairs/*` takes them all
     /// [default: record --runs of them now]
     #[arg(long, num_args = 1..)]
     pub from: Vec<PathBuf>,
@@ -295,8 +295,10 @@ pub struct ValidateGateArgs {
     /// Suites to record
     #[arg(long, default_value = "all")]
     pub suites: String,
-    /// Rounds (base/head pairs) per recording
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    /// Rounds (base/head pairs) per recording [default: what a pull
+    /// request's native job runs at most, so each recording is gated end
+    /// to end as a pull request would be]
+    #[arg(long, default_value_t = lockmatrix::policy::AB_ROUNDS.0, value_parser = clap::value_parser!(u32).range(2..=10_000))]
     pub rounds: u32,
     /// Pairs per side in each resampled evaluation [default: what a
     /// pull request's native job runs]
@@ -324,7 +326,8 @@ pub struct ValidateGateArgs {
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
     /// Also write each recording's summary here (`<run id>/run.json`,
-    /// `base/run.json`: its timing-family values only, a few kB), which
+    /// `base/run.json`: its timing-family values and failed checks only,
+    /// about 300 kB), which
     /// `--from` reads to re-run the validation
     #[arg(long)]
     pub keep_summaries: Option<PathBuf>,

@@ -41,7 +41,7 @@ pub fn run(root: &Path, args: ValidateGateArgs) -> Result<bool> {
                 let head = results::read(&dir)?;
                 if head.against.is_none() {
                     bail!(
-                        "{}: not an A/A recording: make one with `cargo xtask matrix --against HEAD --rounds 60`",
+                        "{}: not an A/A recording: make one with `cargo xtask matrix --against HEAD --rounds 80`",
                         dir.display()
                     );
                 }
