@@ -355,8 +355,8 @@ mod tests {
         // noise 30 pairs catch it too.
         assert!(five.rate >= 0.8, "{}", v.terminal());
         assert_eq!(v.json()["power"]["0.10"], ten.rate);
-        // Every cell is reported at every slowdown, and its injections add
-        // up to the evaluations.
+        // Each injected cell is reported at every slowdown, and the cells'
+        // injections and detections add up to the totals.
         assert!((1..=12).contains(&v.power_per_cell.len()));
         for (i, d) in v.power.iter().enumerate() {
             let injected: usize = v.power_per_cell.iter().map(|c| c.at[i].0).sum();
