@@ -84,18 +84,26 @@ impl State {
     }
 
     /// Seconds left: each lane's tasks not done (under way or not yet
-    /// queued included) times its mean duration so far, over its
-    /// workers; the lanes run side by side. `None` until each kind still
-    /// to do has been timed once.
+    /// queued included) times its mean duration so far, over the workers
+    /// they can keep busy (one task left takes its whole mean, not half);
+    /// the lanes run side by side, but while builds are left a run of
+    /// the last one still follows it. `None` until each kind still to do
+    /// has been timed once.
     fn left(&self) -> Option<f64> {
+        let mean = |secs: &[f64]| secs.iter().sum::<f64>() / secs.len().max(1) as f64;
         let part = |secs: &[f64], all: usize, workers: usize| match (all - secs.len(), secs.len()) {
             (0, _) => Some(0.0),
             (_, 0) => None,
-            (n, k) => Some(secs.iter().sum::<f64>() / k as f64 * n as f64 / workers as f64),
+            (n, _) => Some(mean(secs) * n as f64 / workers.min(n) as f64),
         };
         let builds = part(&self.build_secs, self.builds, build::PARALLEL)?;
         let runs = part(&self.run_secs, self.runs, RUNS)?;
-        Some(builds.max(runs))
+        let last_run = if builds > 0.0 && runs > 0.0 {
+            builds + mean(&self.run_secs)
+        } else {
+            0.0
+        };
+        Some(builds.max(runs).max(last_run))
     }
 }
 
@@ -223,8 +231,18 @@ mod tests {
         // Two of four builds done (100 s, 60 s): 2 x 80 / 2 workers; one
         // of three runs (20 s): 2 x 20 / 2.
         let s = state((4, vec![100.0, 60.0]), (3, vec![20.0]));
-        assert_eq!(s.left(), Some(80.0));
+        // The last build's run follows it: 80 + 20.
+        assert_eq!(s.left(), Some(100.0));
         assert_eq!(s.done(), 3);
+        // One build left alone takes its whole mean, and so does one run.
+        assert_eq!(
+            state((3, vec![100.0, 60.0]), (0, vec![])).left(),
+            Some(80.0)
+        );
+        assert_eq!(
+            state((3, vec![100.0, 60.0, 90.0]), (3, vec![20.0, 30.0])).left(),
+            Some(25.0)
+        );
         // Runs still to come, none timed yet: not known, even before
         // any is queued.
         assert_eq!(state((2, vec![100.0]), (1, vec![])).left(), None);
