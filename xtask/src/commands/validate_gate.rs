@@ -41,8 +41,9 @@ pub fn run(root: &Path, args: ValidateGateArgs) -> Result<bool> {
                 let head = results::read(&dir)?;
                 if head.against.is_none() {
                     bail!(
-                        "{}: not an A/A recording: make one with `cargo xtask matrix --against HEAD --rounds 80`",
-                        dir.display()
+                        "{}: not an A/A recording: make one with `cargo xtask matrix --against HEAD --rounds {}`",
+                        dir.display(),
+                        lockmatrix::policy::AB_ROUNDS.0
                     );
                 }
                 Ok((head, results::read(&dir.join("base"))?))

@@ -30,8 +30,9 @@ pub fn resample(recordings: &[Recording], opts: &ValidateOptions) -> Result<Vali
     if smallest < opts.rounds {
         bail!(
             "the recordings hold {smallest} pairs of some suite; drawing {} needs more \
-             (record with e.g. `cargo xtask matrix --against HEAD --rounds 80`)",
-            opts.rounds
+             (record with e.g. `cargo xtask matrix --against HEAD --rounds {}`)",
+            opts.rounds,
+            crate::policy::AB_ROUNDS.0
         );
     }
     let mut rng = SplitMix64::new(opts.seed);
@@ -191,8 +192,9 @@ fn gating_parts(recordings: &[Recording]) -> Result<(Vec<Recording>, Vec<String>
             bail!(
                 "run {} has no suite run ok on both sides on a target whose timings gate{why}: \
                  record one on this machine's native target, e.g. \
-                 `cargo xtask matrix --targets x86_64 --against HEAD --rounds 80`",
-                head.run_id
+                 `cargo xtask matrix --targets x86_64 --against HEAD --rounds {}`",
+                head.run_id,
+                crate::policy::AB_ROUNDS.0
             );
         }
         parts.push((h, b));

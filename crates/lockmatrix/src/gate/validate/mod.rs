@@ -197,7 +197,7 @@ pub struct Detection {
 pub struct CellPower {
     pub cell: String,
     /// Per [`SLOWDOWNS`]: (injections, detections).
-    pub at: Vec<(usize, usize)>,
+    pub at: [(usize, usize); SLOWDOWNS.len()],
 }
 
 impl CellPower {

@@ -18,8 +18,8 @@ pub(super) struct Tally {
     /// Per slowdown: (detected, injected inconclusive, detected among the
     /// powered, other regressions, evaluations, injected already regressed).
     pub(super) power: [[usize; 6]; SLOWDOWNS.len()],
-    /// Per slowdown and cell: (injections, detections).
-    pub(super) per_cell: [BTreeMap<String, (usize, usize)>; SLOWDOWNS.len()],
+    /// Per cell, per slowdown: (injections, detections).
+    pub(super) per_cell: BTreeMap<String, [(usize, usize); SLOWDOWNS.len()]>,
 }
 
 impl Tally {
@@ -112,7 +112,7 @@ impl Tally {
             p[3] += usize::from(report.with(Verdict::Regression).any(|c| !cell.is(c)));
             p[4] += 1;
             p[5] += usize::from(cell.regressed);
-            let e = self.per_cell[i].entry(cell_name(found)).or_default();
+            let e = &mut self.per_cell.entry(cell_name(found)).or_default()[i];
             e.0 += 1;
             e.1 += usize::from(detected);
         }
@@ -169,18 +169,10 @@ impl Tally {
             .iter()
             .position(|&s| (s - GOAL_POWER.0).abs() < 1e-9)
             .expect("the goal's slowdown is injected");
-        let cells: std::collections::BTreeSet<&String> =
-            self.per_cell.iter().flat_map(|m| m.keys()).collect();
-        let mut power_per_cell: Vec<CellPower> = cells
+        let mut power_per_cell: Vec<CellPower> = self
+            .per_cell
             .into_iter()
-            .map(|c| CellPower {
-                cell: c.clone(),
-                at: self
-                    .per_cell
-                    .iter()
-                    .map(|m| m.get(c).copied().unwrap_or_default())
-                    .collect(),
-            })
+            .map(|(cell, at)| CellPower { cell, at })
             .collect();
         power_per_cell.sort_by(|a, b| a.rate(at).total_cmp(&b.rate(at)));
         Validation {
