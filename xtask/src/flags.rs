@@ -38,7 +38,7 @@ pub struct GateArgs {
     /// a regression is slower than half of it, with confidence
     #[arg(long, default_value_t = GateOptions::default().threshold)]
     pub threshold: f64,
-    /// The same for 1-thread cells (but those their suite declares noisy)
+    /// The same for 1-thread cells
     #[arg(long, default_value_t = GateOptions::default().quiet_threshold)]
     pub quiet_threshold: f64,
     /// False-alarm rate of a target's timing family, over all looks

@@ -36,9 +36,6 @@ pub struct RunCell {
     pub better: Better,
     /// In its suite's timing family (any round's sample says so).
     pub gating: bool,
-    /// Declared too noisy for the fine threshold (any round's sample says
-    /// so; see `family::threshold`).
-    pub noisy: bool,
     /// One value per round, in round order; `None` where the suite could not
     /// compute a finite value.
     pub samples: Vec<Option<f64>>,
@@ -89,14 +86,12 @@ pub fn collect(samples: &[Sample]) -> Vec<RunCell> {
                 unit: s.unit.clone(),
                 better: s.better,
                 gating: false,
-                noisy: false,
                 samples: Vec::new(),
                 rounds: Vec::new(),
             };
             (cell, Vec::new())
         });
         entry.0.gating |= s.gating;
-        entry.0.noisy |= s.noisy;
         entry.1.push((s.round, s.value));
     }
     cells
@@ -224,7 +219,6 @@ mod tests {
             unit: "ns".into(),
             better: Better::Lower,
             gating: true,
-            noisy: false,
             round,
             value,
         }

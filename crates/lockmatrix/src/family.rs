@@ -8,12 +8,9 @@
 //!
 //! - Thresholds: a 1-thread cell (its case names no `threads`, `readers`
 //!   or `writers`, or one in all) must catch a slowdown of
-//!   `quiet_threshold` (5%), a contended one of `threshold` (10%), and so
-//!   must a 1-thread cell its suite declares `noisy` (its pairs spread too
-//!   much for 5% within the pairs a pull request affords); a regression is
-//!   slower than half of it with confidence (the margin: a layout shift of
-//!   a percent or two is not a regression), a cleared cell slower by less
-//!   than all of it.
+//!   `quiet_threshold` (5%), a contended one of `threshold` (10%); a regression is slower than half of it with
+//!   confidence (the margin: a layout shift of a percent or two is not a
+//!   regression), a cleared cell slower by less than all of it.
 //! - Levels: the family is a target's (one testbed, one CI job). Its
 //!   false-alarm rate `alpha` is split evenly over the target's suites and
 //!   then over each suite's family cells (Bonferroni: every suite can
@@ -35,8 +32,7 @@ pub struct GateOptions {
     /// 10%): it is cleared only when slower by less, and a regression is
     /// slower than half of it with confidence.
     pub threshold: f64,
-    /// The same for 1-thread cells, whose noise allows a finer one (those
-    /// their suite declares `noisy` keep `threshold`).
+    /// The same for 1-thread cells, whose noise allows a finer one.
     pub quiet_threshold: f64,
     /// False-alarm rate of a target's timing family, over all its looks.
     pub alpha: f64,
@@ -89,10 +85,9 @@ fn threads(case: &Map<String, Value>) -> u64 {
     n("threads").unwrap_or_else(|| (n("readers").unwrap_or(0) + n("writers").unwrap_or(0)).max(1))
 }
 
-/// The slowdown a family cell must catch (0.10 = 10%): the fine one for a
-/// 1-thread cell unless its suite declares it `noisy`.
-pub fn threshold(opts: &GateOptions, case: &Map<String, Value>, noisy: bool) -> f64 {
-    if threads(case) <= 1 && !noisy {
+/// The slowdown a family cell must catch (0.10 = 10%).
+pub fn threshold(opts: &GateOptions, case: &Map<String, Value>) -> f64 {
+    if threads(case) <= 1 {
         opts.quiet_threshold
     } else {
         opts.threshold
@@ -123,18 +118,19 @@ pub fn plan(
     )
 }
 
-/// One family cell's pairs replayed over the plan's looks, against its
-/// `threshold` ([`threshold`]). `None` when its values cannot be compared
-/// (missing or non-positive) or the first look has not come.
+/// One family cell's pairs replayed over the plan's looks. `None` when its
+/// values cannot be compared (missing or non-positive) or the first look
+/// has not come.
 pub fn decide(
     plan: &SequentialPlan,
-    threshold: f64,
+    opts: &GateOptions,
+    case: &Map<String, Value>,
     base: &[f64],
     head: &[f64],
 ) -> Option<Sequential> {
     let n = base.len().min(head.len());
-    plan.decide(&base[..n], &head[..n], threshold, margin(threshold))
-        .ok()
+    let t = threshold(opts, case);
+    plan.decide(&base[..n], &head[..n], t, margin(t)).ok()
 }
 
 /// The cells of a suite's timing family on `runner`.
@@ -173,7 +169,7 @@ pub fn all_decided(
         if bv.is_empty() {
             return true;
         }
-        decide(&plan, threshold(opts, &h.case, h.noisy), &bv, &hv)
+        decide(&plan, opts, &h.case, &bv, &hv)
             .is_some_and(|s| matches!(s.decision, Decision::Regression | Decision::Cleared))
     })
 }
@@ -197,7 +193,6 @@ mod tests {
             better: Better::Lower,
             value: Some(value),
             gating: true,
-            noisy: false,
             round,
         }
     }
@@ -258,22 +253,20 @@ mod tests {
     }
 
     #[test]
-    fn thresholds_follow_the_threads_and_the_noisy_declaration() {
+    fn thresholds_follow_the_threads() {
         let opts = GateOptions::default();
         let case = |t: u64| sample("x", t, 0, 1.0).case;
-        assert_eq!(threshold(&opts, &case(1), false), opts.quiet_threshold);
-        assert_eq!(threshold(&opts, &case(1), true), opts.threshold);
-        assert_eq!(threshold(&opts, &case(2), false), opts.threshold);
-        assert_eq!(threshold(&opts, &case(2), true), opts.threshold);
-        assert_eq!(threshold(&opts, &Map::new(), false), opts.quiet_threshold);
+        assert_eq!(threshold(&opts, &case(1)), opts.quiet_threshold);
+        assert_eq!(threshold(&opts, &case(2)), opts.threshold);
+        assert_eq!(threshold(&opts, &Map::new()), opts.quiet_threshold);
         let rw = |r: u64, w: u64| {
             let mut m = Map::new();
             m.insert("readers".into(), r.into());
             m.insert("writers".into(), w.into());
             m
         };
-        assert_eq!(threshold(&opts, &rw(0, 2), false), opts.threshold);
-        assert_eq!(threshold(&opts, &rw(0, 1), false), opts.quiet_threshold);
+        assert_eq!(threshold(&opts, &rw(0, 2)), opts.threshold);
+        assert_eq!(threshold(&opts, &rw(0, 1)), opts.quiet_threshold);
         assert!((cell_alpha(&opts, 3, 10) - opts.alpha / 30.0).abs() < 1e-15);
     }
 }

@@ -50,10 +50,6 @@ pub struct Sample {
     /// from protocol 1 suites).
     #[serde(default)]
     pub gating: bool,
-    /// A 1-thread family cell its suite declares too noisy for the fine
-    /// threshold: it gates at the contended one (protocol 4; false before).
-    #[serde(default)]
-    pub noisy: bool,
     pub round: u32,
     /// `None` when the suite could not compute a finite value.
     pub value: Option<f64>,
@@ -259,9 +255,8 @@ pub struct Parsed {
 /// so `--against` can build a base revision from before version 2; its
 /// non-positive times are read as `null`, as version 2 prints them.
 /// Version 2 is version 3 without the `executed` and `probes` records: a
-/// base revision from before them has no ordering footprint. Version 3 is
-/// version 4 without `noisy`: its 1-thread family cells all read as quiet.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// base revision from before them has no ordering footprint.
+pub const PROTOCOL_VERSION: u32 = 3;
 const OLDEST_PROTOCOL: u32 = 1;
 
 pub fn parse(stdout: &str) -> Parsed {
@@ -364,38 +359,11 @@ mod tests {
         assert_eq!(probes.probes[0].unit, "ticket");
         let old = parse(&format!("{ENV}\n"));
         assert!(old.bad_lines.is_empty() && old.executed.is_empty() && old.probes.is_none());
-        let future = parse(&ENV.replace(r#""protocol":1"#, r#""protocol":5"#));
+        let future = parse(&ENV.replace(r#""protocol":1"#, r#""protocol":4"#));
         assert!(
-            future.bad_lines[0].2.contains("reads 1 to 4"),
+            future.bad_lines[0].2.contains("reads 1 to 3"),
             "{:?}",
             future.bad_lines
-        );
-    }
-
-    #[test]
-    fn a_protocol_4_sample_may_be_declared_noisy_and_older_ones_read_as_quiet() {
-        let env4 = ENV.replace(r#""protocol":1"#, r#""protocol":4"#);
-        let sample = r#"{"type":"sample","suite":"spinlock","bench":"lock_unlock","case":{"lock":"ticket","threads":1},"metric":"ticks_per_acquire","unit":"tsc_ticks","better":"lower","gating":true,"round":0,"value":6.4}"#;
-        let noisy = sample.replace(r#""round""#, r#""noisy":true,"round""#);
-        let p = parse(&format!(
-            "{env4}
-{noisy}
-{sample}
-"
-        ));
-        assert!(p.bad_lines.is_empty(), "{:?}", p.bad_lines);
-        assert!(p.samples[0].noisy && !p.samples[1].noisy);
-        // Not a boolean: the line is reported, not guessed.
-        let bad = sample.replace(r#""round""#, r#""noisy":"yes","round""#);
-        let p = parse(&format!(
-            "{env4}
-{bad}
-"
-        ));
-        assert!(
-            p.samples.is_empty() && p.bad_lines[0].0 == 2,
-            "{:?}",
-            p.bad_lines
         );
     }
 

@@ -22,10 +22,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Version 2: samples say whether their cell is in the suite's timing
 /// family (`gating`), and a time is positive or `null`. Version 3: the
-/// `executed` and `probes` records. Version 4: a family sample whose cell
-/// runs on one thread but is too noisy for the fine threshold says so
-/// (`noisy`).
-pub const PROTOCOL_VERSION: i64 = 4;
+/// `executed` and `probes` records.
+pub const PROTOCOL_VERSION: i64 = 3;
 
 /// Which direction of a metric is an improvement.
 #[derive(Clone, Copy, Debug)]
@@ -46,11 +44,6 @@ pub struct Metric<'a> {
     pub unit: &'a str,
     pub better: Better,
     pub gating: bool,
-    /// A 1-thread family cell whose pair-to-pair noise is too large for
-    /// the fine threshold (5%): it gates at the contended one (10%), as a
-    /// cell with several threads does. The suite says why where it
-    /// declares it.
-    pub noisy: bool,
 }
 
 impl<'a> Metric<'a> {
@@ -60,7 +53,6 @@ impl<'a> Metric<'a> {
             unit,
             better,
             gating: false,
-            noisy: false,
         }
     }
 
@@ -70,11 +62,6 @@ impl<'a> Metric<'a> {
             gating: yes,
             ..self
         }
-    }
-
-    /// The same metric, declared noisy when `yes` (see [`Metric::noisy`]).
-    pub const fn noisy(self, yes: bool) -> Metric<'a> {
-        Metric { noisy: yes, ..self }
     }
 
     fn is_time(&self) -> bool {
@@ -158,7 +145,7 @@ impl Out {
             Better::Higher => "higher",
         };
         let valid = value.is_finite() && (value > 0.0 || !metric.is_time() && value >= 0.0);
-        let mut record = obj([
+        self.emit(obj([
             ("type", "sample".into()),
             ("suite", self.suite.into()),
             ("bench", bench.into()),
@@ -169,12 +156,7 @@ impl Out {
             ("gating", metric.gating.into()),
             ("round", round.into()),
             ("value", if valid { value.into() } else { J::Null }),
-        ]);
-        // Only where declared: every other sample reads as in version 3.
-        if metric.gating && metric.noisy {
-            record.set("noisy", true);
-        }
-        self.emit(record);
+        ]));
     }
 
     /// What one operation of the counted cell `(bench, case)` executed:

@@ -126,13 +126,11 @@ impl LockVisitor for LockUnlock<'_> {
                 let (min, avg, max, cv) = run.fairness();
                 // The timing family: the uncontended lock+unlock.
                 let sample = |metric, unit, better, value| {
-                    let m = Metric::new(metric, unit, better)
-                        .gating(
-                            threads == 1
-                                && metric == "ticks_per_acquire"
-                                && in_timing_family(bench, L::NAME),
-                        )
-                        .noisy(noisy(L::NAME));
+                    let m = Metric::new(metric, unit, better).gating(
+                        threads == 1
+                            && metric == "ticks_per_acquire"
+                            && in_timing_family(bench, L::NAME),
+                    );
                     out.sample(bench, &case, &m, round, value)
                 };
                 sample(
@@ -207,20 +205,6 @@ impl LockVisitor for Stress<'_> {
 /// its time is shown.
 fn in_timing_family(bench: &str, lock: &str) -> bool {
     bench == "lock_unlock" && !matches!(lock, "spin_mutex" | "tas" | "ttas")
-}
-
-/// Whether `lock`'s family cell is too noisy for the fine 5% threshold and
-/// gates at 10%. Over 20 A/A recordings of 80 pairs on a 2-vCPU VM
-/// (`validate-gate`, 2026-12-03) the pairs caught +5% in 22-40% of
-/// injections for these four (ticket 25/112, mcs 25/101, spin_ticket_mutex
-/// 19/72, std_mutex 45/112; the aim is 80%) and +10% in all of them;
-/// qspinlock and the parking_lot mutexes caught +5% in 90-95%. The noise is
-/// the host's: on that VM the cost of a locked instruction moves by 10-30%
-/// for tenths of a second at a time while a dependent ALU loop timed in
-/// between stays flat, so no number of rounds in one invocation averages
-/// it away.
-fn noisy(lock: &str) -> bool {
-    matches!(lock, "ticket" | "mcs" | "spin_ticket_mutex" | "std_mutex")
 }
 
 #[cfg(loom)]

@@ -154,9 +154,6 @@ pub struct CellReport {
     pub better: Better,
     /// In its suite's timing family.
     pub gating: bool,
-    /// A 1-thread family cell its suite declares noisy: it gates at the
-    /// contended threshold (`family::threshold`).
-    pub noisy: bool,
     /// A timing-family cell on real hardware: one that can fail the gate
     /// on its statistics (`policy::Role::Family`).
     pub family: bool,
@@ -873,7 +870,6 @@ fn suite(
             unit: cell.unit.clone(),
             better: cell.better,
             gating: cell.gating,
-            noisy: cell.noisy,
             family: policy::role(cell.kind(), t.runner, cell.gating) == Role::Family,
             verdict: Verdict::NoBaseline,
             head: Summary::of(&cell.samples),
@@ -1066,7 +1062,7 @@ fn judge(
         return None;
     };
     if rc.better == cell.better {
-        let margin = crate::family::margin(crate::family::threshold(opts, &cell.case, cell.noisy));
+        let margin = crate::family::margin(crate::family::threshold(opts, &cell.case));
         let compared = if paired {
             stats::compare_paired(&base, &head, margin, opts.clear_alpha)
         } else {
@@ -1175,7 +1171,7 @@ fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
     for c in pending {
         let alpha = family::cell_alpha(opts, c.suites, c.family_cells);
         let r = &mut report.cells[c.index];
-        let threshold = family::threshold(opts, &r.case, r.noisy);
+        let threshold = family::threshold(opts, &r.case);
         let margin = family::margin(threshold);
         let n = c.base.len().min(c.head.len());
         let min_p = if report.paired {
@@ -1208,7 +1204,7 @@ fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
             let found = family::plan(opts, c.max_pairs, c.suites, c.family_cells)
                 .ok()
                 .and_then(|plan| {
-                    let s = family::decide(&plan, threshold, &c.base, &c.head)?;
+                    let s = family::decide(&plan, opts, &r.case, &c.base, &c.head)?;
                     Some((s, plan.looks.len()))
                 });
             match found {

@@ -1,7 +1,7 @@
 //! The gate's reports: a terminal listing, Markdown for
 //! `$GITHUB_STEP_SUMMARY` and PR comments (cut to a byte budget), and JSON.
 
-use super::evaluate::{CellReport, GateReport, Look, Verdict};
+use super::evaluate::{CellReport, GateReport, Verdict};
 use crate::protocol::case_label;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -49,7 +49,7 @@ impl GateReport {
     /// What the thresholds are, for the reports' explanations.
     fn thresholds(&self) -> String {
         format!(
-            "{} (1-thread cells) or {} (contended, and 1-thread cells their suite declares noisy)",
+            "{} (1-thread cells) or {} (contended)",
             pct(self.options.quiet_threshold),
             pct(self.options.threshold)
         )
@@ -584,24 +584,14 @@ pub(crate) fn row(c: &CellReport) -> Vec<String> {
         ),
         None => ("-".into(), "-".into(), "-".into()),
     };
-    // Each family cell's threshold, and why when its suite chose the
-    // coarse one for a 1-thread cell.
-    let at = |l: Look| {
-        format!(
-            "at {}{}",
-            pct(l.threshold),
-            if c.noisy { " (noisy)" } else { "" }
-        )
-    };
     let decided = match (c.look, c.verdict) {
         (Some(l), Verdict::Inconclusive) => format!(
-            "{} pairs {}; needs {}",
+            "{} pairs; needs {}",
             l.pairs,
-            at(l),
             c.rounds_needed
                 .map_or("more (unknown)".into(), |n| format!("about {n}"))
         ),
-        (Some(l), _) => format!("look {}/{}, {} pairs {}", l.look, l.looks, l.pairs, at(l)),
+        (Some(l), _) => format!("look {}/{}, {} pairs", l.look, l.looks, l.pairs),
         (None, _) => "-".into(),
     };
     vec![

@@ -48,8 +48,6 @@ pub(super) struct Cell {
     pub(super) better: Better,
     /// In its suite's timing family.
     pub(super) gating: bool,
-    /// Declared too noisy for the fine threshold.
-    pub(super) noisy: bool,
     pub(super) values: Vec<Option<f64>>,
 }
 
@@ -61,7 +59,6 @@ pub(super) fn cell(bench: &'static str, case: Value, values: Vec<f64>) -> Cell {
         metric: "ticks_per_op",
         better: Better::Lower,
         gating: true,
-        noisy: false,
         values: values.into_iter().map(Some).collect(),
     }
 }
@@ -85,7 +82,6 @@ pub(super) fn suite_run(suite: &str, cells: &[Cell], checks: Vec<Check>) -> Suit
                 .into(),
                 better: c.better,
                 gating: c.gating,
-                noisy: c.noisy,
                 round: round as u32,
                 value: *v,
             });
@@ -522,7 +518,6 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
         case: json!({"threads": 2, "lock": "ticket"}),
         metric: "ops_per_sec",
         gating: true,
-        noisy: false,
         better: Better::Higher,
         values: vec![Some(1e6), None, Some(2e6)],
     });
@@ -645,7 +640,6 @@ fn gate_higher_is_better_metrics_compare_as_costs() {
         case: json!({"threads": 2}),
         metric: "ops_per_sec",
         gating: true,
-        noisy: false,
         better: Better::Higher,
         values: (0..10)
             .map(|_| Some(rng.timing(1e6 * scale, 0.01)))
@@ -708,7 +702,6 @@ fn gate_a_fairness_metric_without_log_values_is_advisory() {
         metric: "fairness_cv",
         better: Better::Lower,
         gating: false,
-        noisy: false,
         values: vec![Some(v); 3],
     };
     let one = |c: Cell| one_suite("x86_64", "native", "spinlock", &[c]);
@@ -753,7 +746,7 @@ fn gate_few_rounds_are_inconclusive_with_the_rounds_needed() {
         .all(|c| c.rounds_needed.unwrap() >= 6));
     assert!(
         text.contains(&format!("INCONCLUSIVE ({inconclusive})"))
-            && text.contains("3 pairs at 5%; needs about"),
+            && text.contains("3 pairs; needs about"),
         "{text}"
     );
     assert_eq!(
@@ -897,43 +890,6 @@ fn gate_paired_a_12_percent_slower_family_cell_fails_and_drift_cancels() {
     assert!(report.timing.gated, "{}", report.timing.line());
     let aa = paired(&base, &base);
     assert!(!aa.failed(), "{}", aa.terminal());
-}
-
-#[test]
-fn gate_paired_a_noisy_declared_cell_gates_at_the_contended_threshold() {
-    // One 1-thread cell, slower by the same factor in every pair. Quiet,
-    // it must catch 5% (margin 2.5%); declared noisy, 10% (margin 5%).
-    let mut rng = Rng::new(25);
-    let mut gate = |slow: f64, noisy: bool| {
-        let mut side = |slow: f64| {
-            let values = (0..40).map(|_| rng.timing(100.0 * slow, 0.005)).collect();
-            let mut c = cell(
-                "lock_unlock",
-                json!({"lock": "ticket", "threads": 1}),
-                values,
-            );
-            c.noisy = noisy;
-            one_suite("x86_64", "native", "spinlock", &[c])
-        };
-        let (head, base) = (side(slow), side(1.0));
-        let report = paired(&head, &base);
-        let c = report.cells[0].clone();
-        assert_eq!(c.noisy, noisy);
-        (c.verdict, c.look.unwrap().margin, report.terminal())
-    };
-    // +7% is past the quiet threshold: a regression.
-    let (verdict, margin, out) = gate(1.07, false);
-    assert_eq!(verdict, Verdict::Regression, "{out}");
-    assert!((margin - 0.025).abs() < 1e-12);
-    // Declared noisy, +4% is within its margin: cleared, never failed; +12%
-    // is past its threshold: a regression still.
-    let (verdict, margin, out) = gate(1.04, true);
-    assert_eq!(verdict, Verdict::Cleared, "{out}");
-    assert!((margin - 0.05).abs() < 1e-12);
-    let (verdict, _, out) = gate(1.12, true);
-    assert_eq!(verdict, Verdict::Regression, "{out}");
-    // The report says which threshold held the cell, and why.
-    assert!(out.contains("pairs at 10% (noisy)"), "{out}");
 }
 
 #[test]
@@ -1081,7 +1037,6 @@ fn any_run(cells: &[AnyCell], qemu: bool, side: usize) -> Run {
                 Better::Lower
             },
             gating: c.1,
-            noisy: false,
             values: if side == 0 { c.2.clone() } else { c.3.clone() },
         })
         .collect();

@@ -54,8 +54,7 @@ pub const SLOWDOWNS: [f64; 3] = [0.05, 0.10, 0.20];
 pub const GOAL_MAX_RATE: f64 = 0.05;
 /// ... measured over at least 100 A/A evaluations ...
 pub const GOAL_MIN_EVALUATIONS: usize = 100;
-/// ... and power of at least 0.8 for a 10% slowdown of any one cell, and
-/// for a slowdown of its own threshold of every cell.
+/// ... and power of at least 0.8 for a 10% slowdown of any one cell.
 pub const GOAL_POWER: (f64, f64) = (0.10, 0.8);
 
 /// A recording as the validation reads it, and nothing else: each suite's
@@ -197,8 +196,6 @@ pub struct Detection {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CellPower {
     pub cell: String,
-    /// The slowdown the gate holds this cell to (`family::threshold`).
-    pub threshold: f64,
     /// Per [`SLOWDOWNS`]: (injections, detections).
     pub at: [(usize, usize); SLOWDOWNS.len()],
 }
@@ -208,15 +205,6 @@ impl CellPower {
     pub fn rate(&self, i: usize) -> f64 {
         let (n, d) = self.at[i];
         d as f64 / n.max(1) as f64
-    }
-
-    /// Detections over injections of a slowdown of its own threshold;
-    /// `None` when that slowdown is not one of [`SLOWDOWNS`].
-    pub fn at_threshold(&self) -> Option<f64> {
-        SLOWDOWNS
-            .iter()
-            .position(|&s| (s - self.threshold).abs() < 1e-9)
-            .map(|i| self.rate(i))
     }
 }
 
@@ -348,25 +336,6 @@ mod tests {
                 .goal_met(),
             "power 0.7 misses the goal"
         );
-        // Every cell is held to its own threshold: a 5% cell that catches
-        // +5% in half its injections misses the goal, a 10% one need not.
-        let with_cell = |threshold: f64| {
-            let mut t = tally(100, 90);
-            t.per_cell
-                .insert("c".into(), (threshold, [(10, 5), (10, 10), (10, 10)]));
-            t.finish(Method::Resample, vec![], &r, &o, vec![])
-        };
-        let fine = with_cell(0.05);
-        assert_eq!(fine.power_per_cell[0].at_threshold(), Some(0.5));
-        assert!(
-            !fine.goal_met()
-                && fine
-                    .terminal()
-                    .contains("below 0.8 at their own threshold: c")
-        );
-        let coarse = with_cell(0.10);
-        assert_eq!(coarse.power_per_cell[0].at_threshold(), Some(1.0));
-        assert!(coarse.goal_met(), "{}", coarse.terminal());
     }
 
     #[test]

@@ -18,8 +18,8 @@ pub(super) struct Tally {
     /// Per slowdown: (detected, injected inconclusive, detected among the
     /// powered, other regressions, evaluations, injected already regressed).
     pub(super) power: [[usize; 6]; SLOWDOWNS.len()],
-    /// Per cell: its threshold, and per slowdown (injections, detections).
-    pub(super) per_cell: BTreeMap<String, (f64, [(usize, usize); SLOWDOWNS.len()])>,
+    /// Per cell, per slowdown: (injections, detections).
+    pub(super) per_cell: BTreeMap<String, [(usize, usize); SLOWDOWNS.len()]>,
 }
 
 impl Tally {
@@ -112,12 +112,7 @@ impl Tally {
             p[3] += usize::from(report.with(Verdict::Regression).any(|c| !cell.is(c)));
             p[4] += 1;
             p[5] += usize::from(cell.regressed);
-            let threshold = crate::family::threshold(&opts.gate, &found.case, found.noisy);
-            let e = &mut self
-                .per_cell
-                .entry(cell_name(found))
-                .or_insert((threshold, Default::default()))
-                .1[i];
+            let e = &mut self.per_cell.entry(cell_name(found)).or_default()[i];
             e.0 += 1;
             e.1 += usize::from(detected);
         }
@@ -177,11 +172,7 @@ impl Tally {
         let mut power_per_cell: Vec<CellPower> = self
             .per_cell
             .into_iter()
-            .map(|(cell, (threshold, at))| CellPower {
-                cell,
-                threshold,
-                at,
-            })
+            .map(|(cell, at)| CellPower { cell, at })
             .collect();
         power_per_cell.sort_by(|a, b| a.rate(at).total_cmp(&b.rate(at)));
         Validation {

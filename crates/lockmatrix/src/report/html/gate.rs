@@ -222,12 +222,8 @@ fn forest_panel(target: &str, cells: &[&CellReport], delta: f64) -> String {
             e.confidence * 100.0,
             e.p,
             c.look.map_or(String::new(), |l| format!(
-                " (look {}/{}, {} pairs, threshold {:.0}%{})",
-                l.look,
-                l.looks,
-                l.pairs,
-                l.threshold * 100.0,
-                if c.noisy { ", noisy" } else { "" }
+                " (look {}/{}, {} pairs)",
+                l.look, l.looks, l.pairs
             )),
             c.verdict.name()
         );
@@ -255,7 +251,7 @@ fn forest_legend(g: &GateReport) -> String {
         ));
     }
     legend.push_str(&format!(
-        "<li>dashed: 1 + threshold = {} and 1 / (1 + threshold) (contended cells and 1-thread cells declared noisy; other 1-thread cells: {})</li></ul>",
+        "<li>dashed: 1 + threshold = {} and 1 / (1 + threshold) (contended cells; 1-thread cells: {})</li></ul>",
         1.0 + g.options.threshold,
         1.0 + g.options.quiet_threshold
     ));
