@@ -1,10 +1,12 @@
 //! How strict the gate is with a target's timing family, and how the
 //! family is decided against the base revision run beside it:
 //! group-sequentially, cell by cell (see `stats::SequentialPlan` for the
-//! boundaries). Below both the run loop and the gate, which share it. The run loop asks [`all_decided`] after each look
-//! and stops a suite's pairs once every family cell is decided; the gate
-//! replays the same looks over what was recorded ([`decide`]), so both
-//! agree on where each cell stopped.
+//! boundaries). Below both the run loop and the gate, which share it.
+//! After each pair the run loop asks which cells are still [`pending`] and
+//! runs only those in the next one ([`units`]: per lock), so a cell stops
+//! at the look that decides it and a suite once all its cells are
+//! decided; the gate replays the same looks over what was recorded
+//! ([`decide`]), so both agree on where each cell stopped.
 //!
 //! - Thresholds: a 1-thread cell (its case names no `threads`, `readers`
 //!   or `writers`, or one in all) must catch a slowdown of
@@ -19,6 +21,7 @@
 
 use crate::cells::{self, RunCell};
 use crate::config::RunnerKind;
+use crate::name::Name;
 use crate::policy::{self, Role};
 use crate::protocol::Sample;
 use serde::Serialize;
@@ -141,37 +144,66 @@ fn family(cells: Vec<RunCell>, runner: RunnerKind) -> Vec<RunCell> {
         .collect()
 }
 
-/// Whether every family cell of one suite is decided (regression or
-/// cleared) on the pairs recorded so far: the run loop's stopping rule.
-/// A cell whose values cannot be compared holds nothing up; a suite
-/// without family cells is decided at once.
-pub fn all_decided(
+/// The family cells of one suite that both sides ran and that are not
+/// decided (regression or cleared) on the pairs recorded so far, by their
+/// case: the run loop runs them, and only them, in the next pair. With
+/// `opts` `None` (every round kept, as `validate-gate` records) none is
+/// ever decided. A cell whose values cannot be compared holds nothing
+/// up; an empty answer ends the suite's pairs.
+pub fn pending(
     head: &[Sample],
     base: &[Sample],
     runner: RunnerKind,
-    opts: &GateOptions,
+    opts: Option<&GateOptions>,
     max_pairs: usize,
     suites: usize,
-) -> bool {
+) -> Vec<Map<String, Value>> {
     let head = family(cells::collect(head), runner);
     let base = family(cells::collect(base), runner);
-    let Ok(plan) = plan(opts, max_pairs, suites, head.len()) else {
-        return false;
-    };
-    head.iter().all(|h| {
-        let Some(b) = base.iter().find(|b| b.key == h.key) else {
-            return true;
-        };
-        let (bv, hv, _) = cells::pairs(
-            (&b.rounds, &b.samples, b.better),
-            (&h.rounds, &h.samples, h.better),
-        );
-        if bv.is_empty() {
-            return true;
-        }
-        decide(&plan, opts, &h.case, &bv, &hv)
-            .is_some_and(|s| matches!(s.decision, Decision::Regression | Decision::Cleared))
-    })
+    let plan = opts.map(|o| plan(o, max_pairs, suites, head.len()));
+    head.into_iter()
+        .filter(|h| {
+            let Some(b) = base.iter().find(|b| b.key == h.key) else {
+                return false;
+            };
+            let (bv, hv, _) = cells::pairs(
+                (&b.rounds, &b.samples, b.better),
+                (&h.rounds, &h.samples, h.better),
+            );
+            if bv.is_empty() {
+                return false;
+            }
+            let (Some(opts), Some(Ok(plan))) = (opts, &plan) else {
+                return true;
+            };
+            !decide(plan, opts, &h.case, &bv, &hv)
+                .is_some_and(|s| matches!(s.decision, Decision::Regression | Decision::Cleared))
+        })
+        .map(|h| h.case)
+        .collect()
+}
+
+/// How one family pair runs the `pending` cells. Per lock where every one
+/// names its `lock` (the harness's `--lock`): each lock's pair is its own
+/// two invocations, back to back, because what moves a cell's time on a
+/// shared VM drifts over a second or so, and a lock measured 0.1 s after
+/// its twin instead of 0.5 s (the whole family between) spreads about a
+/// third less per pair (the README's "Pull requests"). Otherwise the
+/// whole family in one invocation per side.
+pub fn units(pending: &[Map<String, Value>]) -> Vec<Option<Name>> {
+    let locks: Option<std::collections::BTreeSet<Name>> = pending
+        .iter()
+        .map(|c| {
+            c.get("lock")
+                .and_then(Value::as_str)
+                .and_then(|l| Name::parse(l).ok())
+        })
+        .collect();
+    match locks {
+        Some(l) if !l.is_empty() => l.into_iter().map(Some).collect(),
+        _ if pending.is_empty() => Vec::new(),
+        _ => vec![None],
+    }
 }
 
 #[cfg(test)]
@@ -221,24 +253,27 @@ mod tests {
                 s
             })
             .collect();
-        assert!(all_decided(&head, &base, RunnerKind::Native, &opts, 40, 3));
-        assert!(!all_decided(
+        let pending = |h: &[Sample], b: &[Sample], runner, opts| {
+            let cases = super::pending(h, b, runner, opts, 40, 3);
+            cases.iter().map(|c| c["lock"].clone()).collect::<Vec<_>>()
+        };
+        assert!(pending(&head, &base, RunnerKind::Native, Some(&opts)).is_empty());
+        // Before the first look both cells are pending, and each lock is
+        // its own unit.
+        let early = super::pending(
             &head[..18],
             &base[..18],
             RunnerKind::Native,
-            &opts,
+            Some(&opts),
             40,
-            3
-        ));
+            3,
+        );
+        assert_eq!(early.len(), 2);
+        assert_eq!(units(&early), [Some(known("mcs")), Some(known("ticket"))]);
+        // Recording every round (no options), nothing is ever decided.
+        assert_eq!(pending(&head, &base, RunnerKind::Native, None).len(), 2);
         // Under QEMU nothing is in the family: nothing to wait for.
-        assert!(all_decided(
-            &head[..2],
-            &base[..2],
-            RunnerKind::Qemu,
-            &opts,
-            40,
-            3
-        ));
+        assert!(pending(&head[..2], &base[..2], RunnerKind::Qemu, Some(&opts)).is_empty());
     }
 
     #[test]
@@ -249,7 +284,19 @@ mod tests {
         // neither boundary is crossed at the first look.
         let base = side(10, 1.0, 0.0);
         let head = side(10, 1.035, 0.02);
-        assert!(!all_decided(&head, &base, RunnerKind::Native, &opts, 40, 3));
+        let pending = super::pending(&head, &base, RunnerKind::Native, Some(&opts), 40, 3);
+        // ticket is decided (cleared) and stops; mcs alone goes on.
+        assert_eq!(units(&pending), [Some(known("mcs"))]);
+    }
+
+    #[test]
+    fn a_family_whose_cells_name_no_lock_runs_whole() {
+        let mut fence = Map::new();
+        fence.insert("op".into(), "fence".into());
+        let ticket = sample("ticket", 1, 0, 1.0).case;
+        assert_eq!(units(&[fence.clone()]), [None]);
+        assert_eq!(units(&[ticket, fence]), [None]);
+        assert!(units(&[]).is_empty());
     }
 
     #[test]

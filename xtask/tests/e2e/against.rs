@@ -155,7 +155,7 @@ fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
     // 3. A/A: the same tree against itself passes (a false alarm here has
     // probability below alpha = 1%; validate-gate measures the rate).
     let json = work.join("aa.json");
-    let (out, _) = matrix_in(
+    let (out, run) = matrix_in(
         &repo,
         &results,
         &[
@@ -184,6 +184,26 @@ fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
                 "{c}"
             );
             assert!(c["look"]["pairs"].as_u64().unwrap() >= 10, "{c}");
+        }
+    }
+    // Each lock's pairs stop at the look that decided its cell, whatever
+    // the other locks still need: on both sides, a decided cell's timing
+    // rounds are exactly its look's pairs.
+    for (file, side) in [("run.json", "head"), ("base/run.json", "base")] {
+        let samples = read_json(&run.join(file))["targets"][0]["suites"][0]["samples"].clone();
+        for c in report["cells"].as_array().unwrap() {
+            if c["family"] != true || c["verdict"] == "inconclusive" {
+                continue;
+            }
+            let rounds: std::collections::BTreeSet<u64> = samples
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|x| x["case"] == c["case"] && x["metric"] == c["metric"])
+                .map(|x| x["round"].as_u64().unwrap())
+                .collect();
+            let pairs = c["look"]["pairs"].as_u64().unwrap();
+            assert_eq!(rounds, (0..pairs).collect(), "{side}: {c}");
         }
     }
     std::fs::remove_dir_all(&work).unwrap();

@@ -26,6 +26,17 @@ pub struct Step {
     pub counted: bool,
 }
 
+impl Step {
+    /// This step narrowed to one lock's cells (`--lock`), or as it is.
+    pub fn narrowed(&self, lock: Option<&crate::name::Name>) -> Step {
+        let mut step = self.clone();
+        if let Some(l) = lock {
+            step.args.extend(["--lock".to_string(), l.to_string()]);
+        }
+        step
+    }
+}
+
 /// Rounds per side: the profile's, or with `--against` on real hardware
 /// the paired test's ([`AB_ROUNDS`]); `rounds` (`--rounds`) overrides both.
 pub fn rounds(profile: Profile, rounds: Option<u32>, paired: bool) -> u32 {
@@ -47,7 +58,9 @@ pub fn rounds(profile: Profile, rounds: Option<u32>, paired: bool) -> u32 {
 /// always runs warm; with `family` (both sides' binaries know `--family`)
 /// the first round runs every cell, the others only the suite's timing
 /// family: only those cells are tested pair by pair, and the advisory rest
-/// (most of a suite's time) is shown from one round per side. Last, with
+/// (most of a suite's time) is shown from one round per side; the run
+/// loop narrows a family pair to the cells still undecided, one lock's
+/// pair at a time (`family::units`). Last, with
 /// `counted`, one counting invocation per side.
 pub fn plan(
     t: &Target,

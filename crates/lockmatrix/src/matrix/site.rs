@@ -1,7 +1,7 @@
 //! Running one target's suites where they run: natively, under QEMU, or
 //! on an ssh host, one side or both, as [`plan`](super::plan::plan) says.
 
-use super::plan::{plan, Folded, Side};
+use super::plan::{plan, Folded, Side, Step};
 use crate::build::Binary;
 use crate::config::Target;
 use crate::protocol;
@@ -115,66 +115,69 @@ impl Site<'_> {
             ),
         };
         let max_pairs = super::plan::rounds(self.profile, self.rounds, true) as usize;
-        let mut decided = false;
-        for step in steps {
-            if decided && step.round.is_some() {
-                continue;
-            }
-            let (binaries, acc) = match step.side {
-                Side::Head => (self.binaries, &mut head),
-                Side::Base => (
-                    self.base_binaries.expect("a base step has base binaries"),
-                    &mut base,
-                ),
+        // What the next family pair runs (`family::units`): decided after
+        // each pair from what both sides recorded.
+        let mut units = vec![None];
+        let mut i = 0;
+        while i < steps.len() {
+            // A family pair (a round after the first) runs both its steps
+            // once per unit, each unit's two invocations back to back.
+            let round = steps[i].round.filter(|&r| family && r > 0);
+            let n = match round {
+                Some(r) => steps[i..].iter().take_while(|s| s.round == Some(r)).count(),
+                None => 1,
             };
-            let (o, command) = self.exec(&step, &binaries[suite].path, suite, &mut copied)?;
-            let parsed = protocol::parse(&o.stdout);
-            let ended_badly = o.exit != Exit::Code(0);
-            Folded::add(acc, o, parsed, &step, command);
-            if ended_badly {
-                break;
+            let group = &steps[i..i + n];
+            i += n;
+            let runs: Vec<Step> = match round {
+                Some(_) => units
+                    .iter()
+                    .flat_map(|u| group.iter().map(move |s| s.narrowed(u.as_ref())))
+                    .collect(),
+                None => group.to_vec(),
+            };
+            for step in &runs {
+                let (binaries, acc) = match step.side {
+                    Side::Head => (self.binaries, &mut head),
+                    Side::Base => (
+                        self.base_binaries.expect("a base step has base binaries"),
+                        &mut base,
+                    ),
+                };
+                let (o, command) = self.exec(step, &binaries[suite].path, suite, &mut copied)?;
+                let parsed = protocol::parse(&o.stdout);
+                let ended_badly = o.exit != Exit::Code(0);
+                Folded::add(acc, o, parsed, step, command);
+                if ended_badly {
+                    return finish(head, base);
+                }
             }
-            decided = family && self.decided_after(&step, &head, &base, max_pairs);
+            if let (true, Some(r), Some(h), Some(b)) = (family, group[0].round, &head, &base) {
+                let both_ran = |f: &Folded| f.parsed.samples.iter().any(|s| s.round == r);
+                if both_ran(h) && both_ran(b) && (r as usize + 1) < max_pairs {
+                    units = crate::family::units(&crate::family::pending(
+                        &h.parsed.samples,
+                        &b.parsed.samples,
+                        self.target.runner,
+                        self.stop_when_decided.as_ref(),
+                        max_pairs,
+                        self.suites,
+                    ));
+                }
+            }
         }
-        Ok(SuiteRuns {
-            head: head.ok_or(Failure::Silent {
-                missing: "invocation".into(),
-            })?,
-            base,
-        })
+        finish(head, base)
     }
 }
 
-impl Site<'_> {
-    /// Whether the pair `step` completed is a look at which every family
-    /// cell of the suite is decided: the remaining rounds can go.
-    fn decided_after(
-        &self,
-        step: &super::plan::Step,
-        head: &Option<Folded>,
-        base: &Option<Folded>,
-        max_pairs: usize,
-    ) -> bool {
-        let (Some(opts), Some(round), Some(h), Some(b)) =
-            (self.stop_when_decided, step.round, head, base)
-        else {
-            return false;
-        };
-        let pairs = round as usize + 1;
-        let both_ran = |f: &Folded| f.parsed.samples.iter().any(|s| s.round == round);
-        let look = pairs % crate::family::LOOK_EVERY == 0;
-        look && pairs < max_pairs
-            && both_ran(h)
-            && both_ran(b)
-            && crate::family::all_decided(
-                &h.parsed.samples,
-                &b.parsed.samples,
-                self.target.runner,
-                &opts,
-                max_pairs,
-                self.suites,
-            )
-    }
+/// One suite's runs, once its steps are over or one ended badly.
+fn finish(head: Option<Folded>, base: Option<Folded>) -> Result<SuiteRuns, Failure> {
+    Ok(SuiteRuns {
+        head: head.ok_or(Failure::Silent {
+            missing: "invocation".into(),
+        })?,
+        base,
+    })
 }
 
 /// Whether the suite binary at `binary` takes `--family` (its timing family
