@@ -7,6 +7,7 @@ use crate::config::{RunnerKind, Target};
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 /// The environment suites run in: nothing inherited, so runs repeat.
@@ -133,13 +134,18 @@ pub fn signal_name(sig: i32) -> &'static str {
     }
 }
 
+/// What ends the wait for a child before its timeout.
+enum Ended {
+    Exited,
+    /// It printed more than [`crate::file::OUTPUT_LIMIT`] on stdout or
+    /// stderr.
+    Flooded,
+}
+
 /// Reads `r` to its end on a thread of its own, keeping at most
-/// [`crate::file::OUTPUT_LIMIT`] bytes; `flooded` is set when there was
-/// more.
-fn drain(
-    r: impl Read + Send + 'static,
-    flooded: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<String> {
+/// [`crate::file::OUTPUT_LIMIT`] bytes; says [`Ended::Flooded`] when
+/// there was more.
+fn drain(r: impl Read + Send + 'static, ended: Sender<Ended>) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
         let limit = crate::file::OUTPUT_LIMIT;
         let mut buf = Vec::new();
@@ -147,7 +153,7 @@ fn drain(
         let _ = r.read_to_end(&mut buf);
         if buf.len() as u64 > limit {
             buf.truncate(limit as usize);
-            flooded.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = ended.send(Ended::Flooded);
             // Keep reading, and dropping, so the child never blocks on a
             // full pipe before it is killed.
             let _ = std::io::copy(&mut r.into_inner(), &mut std::io::sink());
@@ -156,9 +162,34 @@ fn drain(
     })
 }
 
-/// Runs `inv` in a clean environment, killing it after `timeout`.
+/// Blocks until process `pid` (a child) has exited, without reaping it:
+/// its `Child` stays the one to wait for it, and to kill it until then.
+fn exited(pid: u32) {
+    loop {
+        // SAFETY: a zeroed siginfo_t is a valid out-parameter.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid only writes `info`; WNOWAIT leaves the child
+        // unreaped, so its pid cannot be reused while we hold it.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+}
+
+/// Runs `inv` in a clean environment, killing it after `timeout`. The
+/// wait blocks (no polling): a timed suite shares two vCPUs with this
+/// process, and a wake-up every few milliseconds is noise in its windows.
 pub fn execute(inv: &Invocation, cwd: &Path, timeout: Duration) -> std::io::Result<Outcome> {
     use std::os::unix::process::ExitStatusExt;
+    use std::sync::mpsc::{channel, RecvTimeoutError};
     let start = Instant::now();
     let mut child = Command::new(&inv.program)
         .args(&inv.args)
@@ -169,28 +200,27 @@ pub fn execute(inv: &Invocation, cwd: &Path, timeout: Duration) -> std::io::Resu
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    let flooded = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let out = drain(child.stdout.take().expect("piped stdout"), flooded.clone());
-    let err = drain(child.stderr.take().expect("piped stderr"), flooded.clone());
-    let exit = loop {
-        if let Some(status) = child.try_wait()? {
-            break match status.signal() {
-                Some(sig) => Exit::Signal(sig),
-                None => Exit::Code(status.code().unwrap_or(-1)),
-            };
-        }
-        if start.elapsed() >= timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            break Exit::TimedOut;
-        }
-        if flooded.load(std::sync::atomic::Ordering::Relaxed) {
-            let _ = child.kill();
-            let _ = child.wait();
-            break Exit::Flooded;
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    let (tx, rx) = channel();
+    let out = drain(child.stdout.take().expect("piped stdout"), tx.clone());
+    let err = drain(child.stderr.take().expect("piped stderr"), tx.clone());
+    let pid = child.id();
+    std::thread::spawn(move || {
+        exited(pid);
+        let _ = tx.send(Ended::Exited);
+    });
+    let killed = match rx.recv_timeout(timeout.saturating_sub(start.elapsed())) {
+        Ok(Ended::Exited) | Err(RecvTimeoutError::Disconnected) => None,
+        Ok(Ended::Flooded) => Some(Exit::Flooded),
+        Err(RecvTimeoutError::Timeout) => Some(Exit::TimedOut),
     };
+    if killed.is_some() {
+        let _ = child.kill();
+    }
+    let status = child.wait()?;
+    let exit = killed.unwrap_or(match status.signal() {
+        Some(sig) => Exit::Signal(sig),
+        None => Exit::Code(status.code().unwrap_or(-1)),
+    });
     let secs = start.elapsed().as_secs_f64();
     Ok(Outcome {
         exit,
