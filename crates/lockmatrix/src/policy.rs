@@ -19,12 +19,13 @@ use crate::config::{RunnerKind, Target};
 use crate::protocol::Kind;
 
 /// Rounds per side on real hardware with `--against` (quick, full): the
-/// last look of the sequential test. A suite stops at the look where its
-/// family is decided (after 30-70 pairs in today's A/A recordings and
-/// jobs); at 80 pairs a +5% slowdown of a 1-thread cell is caught half
-/// the time (a third at 40). Chosen by `validate-gate` over 10
-/// recordings of 80 pairs on a 2-vCPU VM (`validation/`): see the
-/// README's "The regression gate".
+/// last look of the sequential test. A cell stops at the look that
+/// decides it (10-60 pairs in today's A/A job); at 80 pairs a +5%
+/// slowdown of a 1-thread cell is caught 47-95% of the time, at 160
+/// 89-98% (resampled; 160 is not validated end to end yet). Chosen by
+/// `validate-gate` over 10 recordings of 80 pairs on a 2-vCPU VM
+/// (`validation/2026-12-03-perlock-b/`): see the README's "The
+/// regression gate".
 pub const AB_ROUNDS: (u32, u32) = (80, 100);
 
 /// How one cell of a run is judged.
