@@ -10,9 +10,10 @@
 //!
 //! - Thresholds: a 1-thread cell (its case names no `threads`, `readers`
 //!   or `writers`, or one in all) must catch a slowdown of
-//!   `quiet_threshold` (5%), a contended one of `threshold` (10%); a regression is slower than half of it with
-//!   confidence (the margin: a layout shift of a percent or two is not a
-//!   regression), a cleared cell slower by less than all of it.
+//!   `quiet_threshold` (5%), a contended one of `threshold` (10%); a
+//!   regression is slower than half of it with confidence (the margin: a
+//!   layout shift of a percent or two is not a regression), a cleared cell
+//!   slower by less than all of it.
 //! - Levels: the family is a target's (one testbed, one CI job). Its
 //!   false-alarm rate `alpha` is split evenly over the target's suites and
 //!   then over each suite's family cells (Bonferroni: every suite can

@@ -153,8 +153,12 @@ impl Site<'_> {
                 }
             }
             if let (true, Some(r), Some(h), Some(b)) = (family, group[0].round, &head, &base) {
+                // Decisions change only at looks: between them the units
+                // stay, and nothing is computed between a round's runs.
+                let pairs = r as usize + 1;
+                let look = r == 0 || pairs % crate::family::LOOK_EVERY == 0;
                 let both_ran = |f: &Folded| f.parsed.samples.iter().any(|s| s.round == r);
-                if both_ran(h) && both_ran(b) && (r as usize + 1) < max_pairs {
+                if look && pairs < max_pairs && both_ran(h) && both_ran(b) {
                     units = crate::family::units(&crate::family::pending(
                         &h.parsed.samples,
                         &b.parsed.samples,
