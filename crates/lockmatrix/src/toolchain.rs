@@ -25,6 +25,12 @@ impl Toolchain {
     pub fn version(&self) -> String {
         command_version(Command::new(&self.rustc).arg("-V"))
     }
+
+    /// A nightly building std from its rust-src: the last resort, after
+    /// Debian's rustc-web.
+    pub fn nightly_build_std(&self) -> bool {
+        self.build_std && self.label.starts_with("rustup nightly")
+    }
 }
 
 /// First line of a `--version`-style command's stdout. Asked once per
@@ -199,32 +205,28 @@ fn facts(rustc: &Path) -> RustcFacts {
     f
 }
 
-/// The toolchain that will build `triple` with at least `need` (the
-/// `rust-version` of what it builds), or what is missing. A candidate too
-/// old, or one that does not know the triple, is passed over, and named
-/// in the error when no candidate is left.
-pub fn discover(triple: &str, need: Version) -> Result<Toolchain, NoToolchain> {
-    let rustup = rustup_toolchains();
+/// Every toolchain that could build `triple`, best first: a rustup
+/// toolchain with the triple's std; one with rust-src (build-std);
+/// Debian's rustc-web under `debian` (`/usr`); last a nightly's rust-src
+/// (Miri needs one): a suite built by a nightly counts differently every
+/// day, so no stored baseline would compare without a recount.
+fn candidates(rustup: &[(String, PathBuf)], debian: &Path, triple: &str) -> Vec<Toolchain> {
     let rustup_pick = |name: &str, dir: &Path, build_std: bool| Toolchain {
         label: format!("rustup {name}"),
         cargo: dir.join("bin/cargo"),
         rustc: dir.join("bin/rustc"),
         build_std,
     };
-    let mut candidates: Vec<Toolchain> = Vec::new();
-    candidates.extend(
-        rustup
-            .iter()
-            .filter(|(_, d)| has_std(d, triple))
-            .map(|(name, dir)| rustup_pick(name, dir, false)),
-    );
-    candidates.extend(
-        rustup
-            .iter()
-            .filter(|(_, d)| has_src(d))
-            .map(|(name, dir)| rustup_pick(name, dir, true)),
-    );
-    let debian = Path::new("/usr");
+    let mut out: Vec<Toolchain> = rustup
+        .iter()
+        .filter(|(_, d)| has_std(d, triple))
+        .map(|(name, dir)| rustup_pick(name, dir, false))
+        .collect();
+    let (nightly, released): (Vec<_>, Vec<_>) = rustup
+        .iter()
+        .filter(|(_, d)| has_src(d))
+        .partition(|(name, _)| name.starts_with("nightly"));
+    out.extend(released.iter().map(|(n, d)| rustup_pick(n, d, true)));
     if debian.join("bin/rustc").is_file() && has_src(debian) {
         let cargo = match debian.join("bin/cargo") {
             c if c.is_file() => c,
@@ -233,13 +235,24 @@ pub fn discover(triple: &str, need: Version) -> Result<Toolchain, NoToolchain> {
                 .map(|(_, d)| d.join("bin/cargo"))
                 .unwrap_or_else(|| "cargo".into()),
         };
-        candidates.push(Toolchain {
+        out.push(Toolchain {
             label: "debian rustc-web".into(),
             cargo,
             rustc: debian.join("bin/rustc"),
             build_std: true,
         });
     }
+    out.extend(nightly.iter().map(|(n, d)| rustup_pick(n, d, true)));
+    out
+}
+
+/// The toolchain that will build `triple` with at least `need` (the
+/// `rust-version` of what it builds), or what is missing. A candidate too
+/// old, or one that does not know the triple, is passed over, and named
+/// in the error when no candidate is left.
+pub fn discover(triple: &str, need: Version) -> Result<Toolchain, NoToolchain> {
+    let rustup = rustup_toolchains();
+    let candidates = candidates(&rustup, Path::new("/usr"), triple);
     let mut passed_over: Vec<String> = Vec::new();
     let no = |passed_over| NoToolchain {
         triple: triple.to_string(),
@@ -376,6 +389,49 @@ mod tests {
             Ok(t) => assert!(t.build_std, "{t:?}"),
             Err(e) => assert!(e.to_string().contains("rustc-web"), "{e}"),
         }
+    }
+
+    #[test]
+    fn a_nightly_rust_src_comes_after_debian_and_a_target_std_first() {
+        let dir = std::env::temp_dir().join(format!("lm-toolchains-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let make = |name: &str, std_for: Option<&str>| {
+            let d = dir.join(name);
+            std::fs::create_dir_all(d.join("bin")).unwrap();
+            std::fs::write(d.join("bin/rustc"), "").unwrap();
+            std::fs::write(d.join("bin/cargo"), "").unwrap();
+            let src = d.join("lib/rustlib/src/rust/library/std");
+            std::fs::create_dir_all(&src).unwrap();
+            std::fs::write(src.join("Cargo.toml"), "").unwrap();
+            if let Some(t) = std_for {
+                let lib = d.join("lib/rustlib").join(t).join("lib");
+                std::fs::create_dir_all(&lib).unwrap();
+                std::fs::write(lib.join("libstd-0123.rlib"), "").unwrap();
+            }
+            (name.to_string(), d)
+        };
+        let triple = "aarch64-unknown-linux-gnu";
+        let rustup = [
+            make("nightly-x86_64-unknown-linux-gnu", Some(triple)),
+            make("stable-x86_64-unknown-linux-gnu", None),
+        ];
+        let debian = make("usr", None).1;
+        let labels: Vec<(String, bool)> = candidates(&rustup, &debian, triple)
+            .into_iter()
+            .map(|t| (t.label, t.build_std))
+            .collect();
+        let want = [
+            ("rustup nightly-x86_64-unknown-linux-gnu", false),
+            ("rustup stable-x86_64-unknown-linux-gnu", true),
+            ("debian rustc-web", true),
+            ("rustup nightly-x86_64-unknown-linux-gnu", true),
+        ];
+        assert_eq!(
+            labels,
+            want.map(|(l, b)| (l.to_string(), b)).to_vec(),
+            "a nightly's std for the triple is used as is; its rust-src only last"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

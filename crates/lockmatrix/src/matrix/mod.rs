@@ -199,10 +199,12 @@ pub fn packages_needed(selected: &[Selected], need: toolchain::Version) -> Vec<S
         .iter()
         .flat_map(|s| s.target.packages.clone())
         .collect();
-    if active
-        .iter()
-        .any(|s| toolchain::discover(&s.target.triple, need).is_err())
-    {
+    // Debian's rustc-web is installed too where only a nightly's rust-src
+    // would build a target: it is preferred over a nightly
+    // ([`toolchain::discover`]).
+    if active.iter().any(|s| {
+        toolchain::discover(&s.target.triple, need).map_or(true, |tc| tc.nightly_build_std())
+    }) {
         wanted.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
     }
     wanted
