@@ -242,6 +242,11 @@ pub struct MatrixArgs {
     /// Do not install missing Debian packages
     #[arg(long)]
     pub no_install: bool,
+    /// Build every target with this toolchain only: `debian` (Debian's
+    /// rustc-web) or a rustup toolchain (`stable`, `nightly`, `1.85.0`)
+    /// [default: the first that builds the target]
+    #[arg(long, value_name = "NAME")]
+    pub toolchain: Option<String>,
     /// Report the comparison with the baselines but never fail on it
     #[arg(long)]
     pub no_gate: bool,

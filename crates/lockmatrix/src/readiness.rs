@@ -73,8 +73,8 @@ impl Readiness {
 }
 
 /// What `t` needs and whether this machine has it; `need` is the suites'
-/// `rust-version`.
-pub fn check(t: &Target, need: toolchain::Version) -> Readiness {
+/// `rust-version`, `only` the toolchains that may build them.
+pub fn check(t: &Target, need: toolchain::Version, only: &toolchain::Only) -> Readiness {
     let linker_name = t.linker.clone().unwrap_or_else(|| "cc".into());
     let linker = which(&linker_name).ok_or_else(|| Missing::Linker {
         name: linker_name.clone(),
@@ -88,7 +88,7 @@ pub fn check(t: &Target, need: toolchain::Version) -> Readiness {
     let emulator =
         (t.runner == RunnerKind::Qemu).then(|| find(t.emulator.as_deref().unwrap_or_default()));
     let counter = t.counted_under.as_deref().map(find);
-    let toolchain = toolchain::discover(&t.triple, need).map_err(Missing::Toolchain);
+    let toolchain = toolchain::discover_only(&t.triple, need, only).map_err(Missing::Toolchain);
     let label = toolchain
         .as_ref()
         .map(|tc| format!("{} [{}]", tc.label, tc.version()));

@@ -251,9 +251,114 @@ fn candidates(rustup: &[(String, PathBuf)], debian: &Path, triple: &str) -> Vec<
 /// old, or one that does not know the triple, is passed over, and named
 /// in the error when no candidate is left.
 pub fn discover(triple: &str, need: Version) -> Result<Toolchain, NoToolchain> {
+    discover_only(triple, need, &Only::Any)
+}
+
+/// Which toolchains may build the suites (`--toolchain`): the first that
+/// works, or one named, so that a run's counts come from the compiler a
+/// user chose (the one the baselines were recorded with, say).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Only {
+    #[default]
+    Any,
+    /// Debian's rustc-web (`debian`).
+    Debian,
+    /// A rustup toolchain, as `rustup toolchain list` names it, or its
+    /// channel without the host (`stable`, `nightly`, `1.85.0`).
+    Rustup(String),
+}
+
+impl Only {
+    /// `--toolchain`'s value: `debian` or a rustup toolchain's name,
+    /// checked to be one.
+    pub fn parse(s: &str) -> Result<Only, BadToolchain> {
+        if s == "debian" {
+            return Ok(Only::Debian);
+        }
+        let plain = !s.is_empty()
+            && s.len() <= 100
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+            && !s.starts_with('-');
+        if !plain {
+            return Err(BadToolchain::NotAName(crate::escape::terminal(s)));
+        }
+        let installed: Vec<String> = rustup_toolchains().into_iter().map(|(n, _)| n).collect();
+        let only = Only::Rustup(s.to_string());
+        if !installed
+            .iter()
+            .any(|n| only.admits(&format!("rustup {n}")))
+        {
+            return Err(BadToolchain::NotInstalled {
+                name: s.to_string(),
+                installed,
+            });
+        }
+        Ok(only)
+    }
+
+    /// Whether the toolchain labelled `label` may be used.
+    fn admits(&self, label: &str) -> bool {
+        match self {
+            Only::Any => true,
+            Only::Debian => label == "debian rustc-web",
+            Only::Rustup(name) => label
+                .strip_prefix("rustup ")
+                .is_some_and(|n| n == name || n.starts_with(&format!("{name}-"))),
+        }
+    }
+}
+
+/// A `--toolchain` that names no toolchain here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadToolchain {
+    NotAName(String),
+    NotInstalled {
+        name: String,
+        installed: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for BadToolchain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadToolchain::NotAName(s) => write!(
+                f,
+                "--toolchain {s}: expected `debian` or a rustup toolchain name (letters, digits, `.`, `-`, `_`)"
+            ),
+            BadToolchain::NotInstalled { name, installed } => write!(
+                f,
+                "--toolchain {name}: no such rustup toolchain here (installed: {}); `debian` names Debian's rustc-web",
+                if installed.is_empty() {
+                    "none".to_string()
+                } else {
+                    installed.join(", ")
+                }
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BadToolchain {}
+
+/// [`discover`] among the toolchains `only` admits.
+pub fn discover_only(triple: &str, need: Version, only: &Only) -> Result<Toolchain, NoToolchain> {
     let rustup = rustup_toolchains();
-    let candidates = candidates(&rustup, Path::new("/usr"), triple);
+    let candidates: Vec<Toolchain> = candidates(&rustup, Path::new("/usr"), triple)
+        .into_iter()
+        .filter(|tc| only.admits(&tc.label))
+        .collect();
     let mut passed_over: Vec<String> = Vec::new();
+    match only {
+        Only::Rustup(name) if candidates.is_empty() => passed_over.push(format!(
+            "--toolchain {name} has neither {triple}'s std nor rust-src (`rustup target add {triple} --toolchain {name}` or `rustup component add rust-src --toolchain {name}`)"
+        )),
+        Only::Debian if candidates.is_empty() => passed_over.push(format!(
+            "--toolchain debian: Debian's rustc-web with rust-web-src is not installed (packages: {})",
+            DEBIAN_RUST.join(" ")
+        )),
+        _ => {}
+    }
     let no = |passed_over| NoToolchain {
         triple: triple.to_string(),
         passed_over,

@@ -49,7 +49,7 @@ fn report(
     let mut ready = true;
     for s in selected {
         let t = &s.target;
-        let r = readiness::check(t, need);
+        let r = readiness::check(t, need, &Default::default());
         let fine = r.missing().is_none() && r.choices.is_empty();
         let state = match (&s.skip, fine) {
             (Some(why), _) => format!("not run: {why}"),

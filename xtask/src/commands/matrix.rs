@@ -18,6 +18,10 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     let config = config::load(&resolve(root, &args.selection.config))?;
     let selected = select::targets(&config, args.selection.targets.as_deref())?;
     let crates = crates(root, &args)?;
+    let only = match &args.toolchain {
+        Some(t) => toolchain::Only::parse(t)?,
+        None => toolchain::Only::Any,
+    };
     // A crate's locks are in the spinlock (mutexes) and rwsem (rwlocks)
     // suites; which of them runs is known once cargo resolved it.
     let mut suites = select::suites(args.suites.as_deref())?;
@@ -35,6 +39,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         tree: None,
         crates,
         stop_when_decided: Some(args.gate.options()),
+        toolchain: only,
     };
     // A corrupt baseline is bad input: said before anything is built.
     if opts.against.is_none() && opts.crates.is_none() {
@@ -84,7 +89,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     }
     if !args.no_install {
         let need = toolchain::rust_version(&root.join("Cargo.toml"));
-        packages::ensure(&matrix::packages_needed(&selected, need))?;
+        packages::ensure(&matrix::packages_needed(&selected, need, &opts.toolchain))?;
     }
     let observer = progress::Terminal::default();
     let matrix::Outcome { run, dir, base } = matrix::run(

@@ -16,7 +16,11 @@ pub fn run(root: &Path) -> Result<bool> {
     // sshd on 127.0.0.1 for the ssh runner's test, and Debian's chromium,
     // in which the HTML report's test opens the report headless.
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
-    let mut wanted = matrix::packages_needed(&select::targets(&config, Some("all"))?, need);
+    let mut wanted = matrix::packages_needed(
+        &select::targets(&config, Some("all"))?,
+        need,
+        &Default::default(),
+    );
     wanted.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
     wanted.extend(["openssh-server", "openssh-client", "chromium"].map(String::from));
     packages::ensure(&wanted)?;

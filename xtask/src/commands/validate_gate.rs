@@ -97,9 +97,14 @@ fn record(
         crates: None,
         // Every round is kept: the validation resamples them.
         stop_when_decided: None,
+        toolchain: Default::default(),
     };
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
-    packages::ensure(&matrix::packages_needed(&selected, need))?;
+    packages::ensure(&matrix::packages_needed(
+        &selected,
+        need,
+        &Default::default(),
+    ))?;
     let observer = progress::Terminal::default();
     (0..count.max(1))
         .map(|i| {

@@ -103,7 +103,7 @@ fn baselines_from_another_compiler_are_recounted_and_every_count_gates() {
     assert_eq!(recounted["counts"].as_u64(), Some(counts));
     assert!(
         shown.contains(&format!(
-            "counts: baseline {} rebuilt with rustc",
+            "counts: baseline {} recounted with rustc",
             &base[..12]
         )),
         "{shown}"

@@ -490,18 +490,21 @@ pub struct Recounted {
     pub counted_with: String,
     /// Instruction counts compared with the recount.
     pub counts: usize,
+    /// Ordering footprints compared with the recount's.
+    pub footprints: usize,
 }
 
 impl Recounted {
-    /// `counts: baseline 42a7b06 rebuilt with rustc 1.96.0 (recorded with
-    /// rustc 1.85.0): 330 counts compared`.
+    /// `counts: baseline 42a7b06 recounted with rustc 1.96.0 (recorded
+    /// with rustc 1.85.0): 330 counts and 1062 footprints compared`.
     pub fn line(&self) -> String {
         format!(
-            "counts: baseline {} rebuilt with {} (recorded with {}): {} counts compared",
+            "counts: baseline {} recounted with {} (recorded with {}): {} counts and {} footprints compared",
             short(&self.commit),
             self.counted_with,
             self.recorded_with,
-            self.counts
+            self.counts,
+            self.footprints
         )
     }
 }
@@ -529,6 +532,8 @@ struct SuiteReference {
     paired: bool,
     /// The recount whose counts stand in for the stored ones.
     recount: Option<(String, String)>,
+    /// Why the recount made for this suite could not stand in.
+    recount_failed: Option<String>,
     /// SHA-256 of the suite binary the stored counts came from.
     binary: Option<String>,
     /// Its ordering footprints, when it recorded them.
@@ -687,6 +692,7 @@ fn reference_of(
                 testbed,
                 paired: true,
                 recount: None,
+                recount_failed: None,
                 binary: None,
                 footprints: bt
                     .zip(bs)
@@ -717,18 +723,18 @@ fn reference_of(
                     paired: false,
                     footprints: b.footprint.clone(),
                     recount: None,
+                    recount_failed: None,
                     binary: b.binary.clone(),
                 };
                 // The baseline's commit counted again here: its counts and
                 // footprints for the stored ones.
-                let recounted = recounts
-                    .iter()
-                    .filter(|r| r.host.lockmatrix_commit == b.commit)
-                    .find_map(|r| {
-                        let rt = r.targets.iter().find(|x| x.name == t.name)?;
-                        let rs = rt.suites.iter().find(|x| x.suite == s.suite)?;
-                        (rs.status == Status::Ok).then_some((*r, rt, rs))
-                    });
+                let recounted = match stand_in(recounts, &b.commit, t, s) {
+                    Ok(found) => found,
+                    Err(why) => {
+                        found.recount_failed = Some(why);
+                        None
+                    }
+                };
                 if let Some((r, rt, rs)) = recounted {
                     found
                         .cells
@@ -756,10 +762,56 @@ fn reference_of(
                 paired: false,
                 footprints: None,
                 recount: None,
+                recount_failed: None,
                 binary: None,
             }),
         },
     }
+}
+
+/// The recount of `commit` that stands in for target `t`'s suite `s`:
+/// `None` when no recount was made at all (the compilers agreed, or it
+/// could not be), an error saying why when one was made and cannot serve.
+fn stand_in<'r>(
+    recounts: &[&'r Run],
+    commit: &str,
+    t: &TargetResult,
+    s: &SuiteRun,
+) -> std::result::Result<Option<(&'r Run, &'r TargetResult, &'r SuiteRun)>, String> {
+    if recounts.is_empty() {
+        return Ok(None);
+    }
+    let commit_short = short(commit);
+    let Some(r) = recounts.iter().find(|r| r.host.lockmatrix_commit == commit) else {
+        let made: Vec<&str> = recounts
+            .iter()
+            .map(|r| short(&r.host.lockmatrix_commit))
+            .collect();
+        return Err(format!(
+            "no recount of the baselines' commit {commit_short} stands in (the recounts made are of {})",
+            made.join(", ")
+        ));
+    };
+    let Some(rt) = r.targets.iter().find(|x| x.name == t.name) else {
+        return Ok(None);
+    };
+    let Some(rs) = rt.suites.iter().find(|x| x.suite == s.suite) else {
+        return Err(format!(
+            "the recount of {commit_short} did not run {}/{}: {}",
+            t.name,
+            s.suite,
+            rt.status.label()
+        ));
+    };
+    if rs.status != Status::Ok {
+        return Err(format!(
+            "the recount of {commit_short} failed on {}/{}: {}",
+            t.name,
+            s.suite,
+            rs.status.label()
+        ));
+    }
+    Ok(Some((r, rt, rs)))
 }
 
 /// Whether `recorded` is the hash of the binary that ran suite `s` on `t`.
@@ -854,6 +906,11 @@ fn suite(
     if same_binary(reference.binary.as_ref(), t, s) {
         count_differs.retain(|d| d.starts_with("counting emulator release"));
     }
+    // Said first: what was made to compare them, and why it could not.
+    if let (false, Some(why)) = (count_differs.is_empty(), &reference.recount_failed) {
+        count_differs.insert(0, why.clone());
+    }
+    let footprints_before = report.footprints_compared;
     let ordering = ordering_of(t, s, &reference, &count_differs, acks, report);
     let counts_before = report.counts_compared;
     let family_cells = run_cells
@@ -921,17 +978,22 @@ fn suite(
             .as_ref()
             .map_or_else(String::new, |x| x.version.clone());
         let counts = report.counts_compared - counts_before;
+        let footprints = report.footprints_compared - footprints_before;
         match report
             .recounted
             .iter_mut()
             .find(|r| &r.commit == commit && r.counted_with == counted_with)
         {
-            Some(r) => r.counts += counts,
+            Some(r) => {
+                r.counts += counts;
+                r.footprints += footprints;
+            }
             None => report.recounted.push(Recounted {
                 commit: commit.clone(),
                 recorded_with: recorded_with.clone(),
                 counted_with,
                 counts,
+                footprints,
             }),
         }
     }

@@ -55,6 +55,8 @@ pub struct Options {
     pub tree: Option<PathBuf>,
     /// `--crate` (and `--against-crate`): measure a lock crate's locks.
     pub crates: Option<Crates>,
+    /// `--toolchain`: the toolchains that may build the suites.
+    pub toolchain: toolchain::Only,
     /// With `--against`: stop a suite's pairs at the first look where the
     /// gate with these options has decided every family cell
     /// ([`crate::family`]). `None` records every round (the
@@ -89,6 +91,7 @@ impl Options {
             counts_only: true,
             tree: Some(tree),
             crates: None,
+            toolchain: self.toolchain.clone(),
             stop_when_decided: None,
         }
     }
@@ -193,7 +196,11 @@ pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared> {
 /// The Debian packages the selected targets need: theirs, and Debian's
 /// build-std toolchain when some target has no toolchain yet. `need` is
 /// the suites' `rust-version`.
-pub fn packages_needed(selected: &[Selected], need: toolchain::Version) -> Vec<String> {
+pub fn packages_needed(
+    selected: &[Selected],
+    need: toolchain::Version,
+    only: &toolchain::Only,
+) -> Vec<String> {
     let active: Vec<&Selected> = selected.iter().filter(|s| s.skip.is_none()).collect();
     let mut wanted: Vec<String> = active
         .iter()
@@ -202,9 +209,13 @@ pub fn packages_needed(selected: &[Selected], need: toolchain::Version) -> Vec<S
     // Debian's rustc-web is installed too where only a nightly's rust-src
     // would build a target: it is preferred over a nightly
     // ([`toolchain::discover`]).
-    if active.iter().any(|s| {
-        toolchain::discover(&s.target.triple, need).map_or(true, |tc| tc.nightly_build_std())
-    }) {
+    let debian = *only == toolchain::Only::Debian;
+    if debian
+        || active.iter().any(|s| {
+            toolchain::discover_only(&s.target.triple, need, only)
+                .map_or(true, |tc| tc.nightly_build_std())
+        })
+    {
         wanted.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
     }
     wanted
@@ -271,6 +282,7 @@ fn set_up<'a>(
     config: &Config,
     selected: &'a [Selected],
     need: toolchain::Version,
+    only: &toolchain::Only,
     prepared: &Prepared,
 ) -> std::result::Result<SetUp<'a>, BadChoices> {
     let cache = &prepared.cache;
@@ -281,7 +293,7 @@ fn set_up<'a>(
         Default::default();
     for s in selected {
         let t = &s.target;
-        let mut ready = readiness::check(t, need);
+        let mut ready = readiness::check(t, need, only);
         if s.skip.is_none() {
             bad.append(&mut ready.choices);
         }
@@ -625,7 +637,7 @@ pub fn run(
 ) -> Result<Outcome> {
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
     // Before the run directory: an unknown CPU choice writes nothing.
-    let (targets, jobs, job_of) = set_up(config, selected, need, prepared)?;
+    let (targets, jobs, job_of) = set_up(config, selected, need, &opts.toolchain, prepared)?;
     let started = host::utc(host::now_secs());
     let (run_id, dir) = results::new_run_dir(&opts.results_dir, &started)?;
     let head_tree = prepared.subject.as_ref().map(|s| s.head_tree.as_path());

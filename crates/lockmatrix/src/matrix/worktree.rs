@@ -46,7 +46,7 @@ pub fn check_out(root: &Path, rev: &str) -> Result<Worktree> {
     };
     let all = crate::cache::dir()?.join("worktrees");
     let path = all.join(&commit);
-    if !path.join("Cargo.toml").is_file() {
+    if !reusable(&sh, &path, &commit) {
         let _ = std::fs::remove_dir_all(&path);
         xshell::cmd!(sh, "git worktree prune").quiet().run()?;
         xshell::cmd!(sh, "git worktree add --detach {path} {commit}")
@@ -65,6 +65,37 @@ pub fn check_out(root: &Path, rev: &str) -> Result<Worktree> {
         commit,
         removed,
     })
+}
+
+/// Whether the directory at `path` is this repository's worktree of
+/// `commit`, untouched: registered with `git worktree` here, its HEAD
+/// `commit`, its status clean. A directory a deleted clone registered
+/// (its `.git` points nowhere) or another repository's is not: git would
+/// not even say which commit it holds.
+fn reusable(sh: &xshell::Shell, path: &Path, commit: &str) -> bool {
+    let Ok(list) = xshell::cmd!(sh, "git worktree list --porcelain")
+        .quiet()
+        .ignore_stderr()
+        .read()
+    else {
+        return false;
+    };
+    let entry = format!("worktree {}", path.display());
+    let registered = list.split("\n\n").any(|w| {
+        w.lines().next() == Some(entry.as_str()) && w.lines().any(|l| l == format!("HEAD {commit}"))
+    });
+    let in_tree = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(path)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    registered
+        && in_tree(&["rev-parse", "HEAD"]).as_deref() == Some(commit)
+        && in_tree(&["status", "--porcelain"]).is_some_and(|s| s.is_empty())
 }
 
 /// The worktrees under `dir` beyond the `keep` most recently used.
