@@ -90,10 +90,14 @@ impl RawRwLock for StdRwLock {
 
     fn try_lock(&self, write: bool) -> Option<bool> {
         let guard = match write {
-            true => self.lock.try_write().map(Guard::Write).map_err(|e| match e {
-                TryLockError::Poisoned(p) => Some(Guard::Write(p.into_inner())),
-                TryLockError::WouldBlock => None,
-            }),
+            true => self
+                .lock
+                .try_write()
+                .map(Guard::Write)
+                .map_err(|e| match e {
+                    TryLockError::Poisoned(p) => Some(Guard::Write(p.into_inner())),
+                    TryLockError::WouldBlock => None,
+                }),
             false => self.lock.try_read().map(Guard::Read).map_err(|e| match e {
                 TryLockError::Poisoned(p) => Some(Guard::Read(p.into_inner())),
                 TryLockError::WouldBlock => None,
