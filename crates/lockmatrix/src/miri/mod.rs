@@ -153,8 +153,11 @@ fn client(
         .failing
         .into_iter()
         .partition(|f| record::unsupported(&f.error));
+    // Seeds run in parallel and report in any order: the lowest stands
+    // for the client, the same on every run.
     result.failing_seeds = failing.iter().map(|f| f.seed).collect();
-    result.first = failing.into_iter().next();
+    result.failing_seeds.sort_unstable();
+    result.first = failing.into_iter().min_by_key(|f| f.seed);
     result.not_checked = match (ran.timed_out, unsupported.first(), ran.seeds.other) {
         (true, _, _) => Some(format!(
             "timed out: the lock's {} s were up before its seeds were",

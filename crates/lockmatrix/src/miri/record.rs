@@ -75,10 +75,10 @@ pub struct MiriResult {
     pub seeds: u32,
     pub preemption_rate: f64,
     /// Seeds on which Miri reported an error (a race, a deadlock, a
-    /// wrong total), in the order it reported them.
+    /// wrong total), lowest first.
     #[serde(default)]
     pub failing_seeds: Vec<u32>,
-    /// The first of them: its seed, and Miri's message with where it was.
+    /// The lowest of them: its seed, and Miri's message with where it was.
     #[serde(default)]
     pub first: Option<Failure>,
     /// Why this client was not (wholly) checked: the lock's time ran
