@@ -5,7 +5,10 @@
 //! section, so that writers wait for readers and readers for writers (the
 //! slow paths); Miri reports a race on the counter when an unlock does not
 //! happen-before the next conflicting lock. Seeds and preemption rates
-//! were chosen against published bugs (`docs/ordering.md`, "Miri").
+//! were chosen against published bugs (`docs/ordering.md`, "Miri"):
+//! parking_lot 0.11.0's RwLock ordering bug raced only where readers
+//! meet a writer (1 of 8 seeds each), never with writers alone (0 of 24),
+//! so the reader-writer clients get the seeds.
 
 use crate::locks::{self, RawRwLock};
 use harness::miri::{Client, Plain};
@@ -16,19 +19,19 @@ pub const CLIENTS: &[Client] = &[
     Client {
         name: "2 writers x 10",
         covers: "writer-writer exclusion and unlock-to-lock happens-before, the lock handed back and forth",
-        seeds: 24,
+        seeds: 8,
         preemption_rate: 0.0,
     },
     Client {
         name: "2 readers + 1 writer x 5",
         covers: "a writer waiting for readers and readers for a writer; each unlock happens-before the next conflicting lock",
-        seeds: 8,
+        seeds: 16,
         preemption_rate: 0.0,
     },
     Client {
         name: "try_lock x lock",
         covers: "critical sections entered by try_lock_exclusive and try_lock_shared are ordered against the waiting calls'",
-        seeds: 8,
+        seeds: 16,
         preemption_rate: 0.0,
     },
 ];

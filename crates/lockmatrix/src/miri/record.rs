@@ -231,7 +231,8 @@ mod tests {
         assert!(why(&LISTED.replace("24", "0")).contains("seeds"));
         assert!(why(&LISTED.replace("24", "100000")).contains("seeds"));
         assert!(why(&LISTED.replace(":0.0}", ":2.5}")).contains("preemption_rate"));
-        assert!(why(&LISTED.replace("spin_mutex", "../x")).contains("lock"));
+        // A name that is not a name, as everywhere a name is read.
+        assert!(!why(&LISTED.replace("spin_mutex", "../x")).is_empty());
         assert!(
             why(&LISTED.replace("\"suite\":\"spinlock\"", "\"suite\":\"rwsem\"")).contains("rwsem")
         );
