@@ -198,10 +198,17 @@ pub fn miri(tree: &Path, suites: &[&str], side: &str, observer: &dyn Observer) -
     }
     run.secs = start.elapsed().as_secs_f64();
     let raced = run.results.iter().filter(|r| r.raced()).count();
+    let unchecked = run
+        .results
+        .iter()
+        .filter(|r| r.not_checked.is_some())
+        .count();
+    let (n, secs) = (run.results.len(), run.secs);
     let outcome = match &run.not_checked {
         Some(why) => format!("NOT CHECKED: {why}"),
-        None if raced > 0 => format!("{raced} of {} clients raced", run.results.len()),
-        None => format!("{} clients clean in {:.1}s", run.results.len(), run.secs),
+        None if raced > 0 => format!("{raced} of {n} clients raced in {secs:.1}s"),
+        None if unchecked > 0 => format!("{unchecked} of {n} clients NOT CHECKED in {secs:.1}s"),
+        None => format!("{n} clients clean in {secs:.1}s"),
     };
     observer.event(Event::StepDone {
         step: &step,
