@@ -13,7 +13,8 @@
 //!   the base revision beside it;
 //! - [`results`]: what a run leaves in `results/<run-id>/`;
 //! - [`model`]: the locks written here model-checked with loom on the
-//!   host, which no emulator run can replace;
+//!   host, which no emulator run can replace; [`miri`]: the locks loom
+//!   cannot see (shipped, std's, a `--crate`'s) run under Miri;
 //! - [`gate`]: the verdict, against stored baselines or the base revision;
 //! - [`footprint`]: the ordering footprint of each lock operation, executed
 //!   (the plugin's records) and static (the binaries' disassembly);
@@ -38,6 +39,7 @@ pub mod footprint;
 pub mod gate;
 pub mod host;
 pub mod matrix;
+pub mod miri;
 pub mod model;
 pub mod name;
 pub mod observe;
@@ -88,6 +90,7 @@ mod layers {
             &["protocol", "cells", "results", "gate", "report", "matrix"],
         ),
         ("model", &["results", "gate", "report", "matrix"]),
+        ("miri", &["results", "gate", "report", "matrix"]),
         ("matrix", &["gate", "report"]),
         ("gate", &["report", "matrix"]),
     ];

@@ -7,12 +7,15 @@
 //! subtracted, command-line parsing, and the JSON-lines result protocol that
 //! the xtask reads (see the README's "Result protocol"). Under `--cfg loom`
 //! (never in a matrix build) it also runs the suites' loom models
-//! ([`model`]), and only then depends on loom.
+//! ([`model`]), and only then depends on loom. Under Miri (`cargo miri run`)
+//! it runs a suite's Miri clients instead ([`miri`]).
 
 pub mod args;
 pub mod json;
 pub mod marker;
 pub mod measure;
+#[cfg(miri)]
+pub mod miri;
 #[cfg(loom)]
 pub mod model;
 pub mod out;

@@ -18,13 +18,17 @@
 //! `counter_total` (see `check.rs`).
 //!
 //! Built with `--cfg loom`, the binary runs the locks' loom models instead
-//! (`model/`); the benchmarks still compile then, but do not run.
+//! (`model/`); the benchmarks still compile then, but do not run. Run
+//! under Miri, it runs the Miri clients of the locks loom cannot see
+//! (`miri.rs`).
 
 // Under loom, `main` is the model runner's and the benchmarks are unused.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 mod check;
 mod locks;
+#[cfg(miri)]
+mod miri;
 #[cfg(loom)]
 #[warn(dead_code, unused_imports)]
 mod model;
@@ -214,6 +218,15 @@ fn main() -> ExitCode {
 
 #[cfg(not(loom))]
 fn main() -> ExitCode {
+    #[cfg(miri)]
+    return miri::main();
+    #[cfg(not(miri))]
+    bench_main()
+}
+
+#[cfg(not(loom))]
+#[cfg_attr(miri, allow(dead_code))]
+fn bench_main() -> ExitCode {
     let args = Args::from_env(BENCHES);
     if args.list {
         BENCHES.iter().for_each(|b| println!("{b}"));

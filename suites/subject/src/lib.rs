@@ -26,6 +26,8 @@ pub trait Mutex: Sync + Send + 'static {
     const CRATE: &'static str;
     fn new() -> Self;
     fn lock(&self);
+    /// Takes the lock if it is free; whether it did.
+    fn try_lock(&self) -> bool;
     /// # Safety
     /// The calling thread holds the lock.
     unsafe fn unlock(&self);
@@ -37,10 +39,12 @@ pub trait RwLock: Sync + Send + 'static {
     const CRATE: &'static str;
     fn new() -> Self;
     fn lock_shared(&self);
+    fn try_lock_shared(&self) -> bool;
     /// # Safety
     /// The calling thread holds a shared lock.
     unsafe fn unlock_shared(&self);
     fn lock_exclusive(&self);
+    fn try_lock_exclusive(&self) -> bool;
     /// # Safety
     /// The calling thread holds the exclusive lock.
     unsafe fn unlock_exclusive(&self);

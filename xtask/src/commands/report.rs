@@ -77,6 +77,7 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<bool> {
     out!("{}", table::timings(&run));
     out!("{}", table::footprints(&run));
     out!("{}", table::models(&run));
+    out!("{}", table::miri(&run));
     out!("{}", table::lock_crates(&run));
     outln!("\n{}", table::status(&run));
     outln!("{}", table::summary(&run));

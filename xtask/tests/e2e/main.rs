@@ -21,6 +21,7 @@ mod html;
 mod insns;
 mod lock_crate;
 mod matrix;
+mod miri;
 mod ordering;
 mod recount;
 mod ssh;

@@ -34,6 +34,7 @@
 //! options; reading baseline files happens before ([`Reference::stored`]).
 
 use super::baseline::{self, Baseline, Testbed};
+use super::miri::MiriGate;
 use super::ordering::{self, Footprints, ModelGate, OrderingChange};
 use super::GateOptions;
 use crate::acknowledge::Acknowledgement;
@@ -454,6 +455,8 @@ pub struct GateReport {
     pub acknowledgements: Vec<Acknowledgement>,
     /// The loom model check of the run's locks.
     pub models: ModelGate,
+    /// The Miri check of the locks loom cannot see, against the base's.
+    pub miri: MiriGate,
 }
 
 impl GateReport {
@@ -465,6 +468,7 @@ impl GateReport {
             || self.cells.iter().any(|c| c.verdict == Verdict::Regression)
             || self.unacknowledged().next().is_some()
             || self.models.failed()
+            || self.miri.failed()
     }
 
     /// Ordering changes no trailer acknowledges: each fails the gate.
@@ -586,6 +590,13 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
         ordering: Vec::new(),
         acknowledgements: reference.acknowledgements(run).to_vec(),
         models: ModelGate::of(run.models.as_ref()),
+        miri: MiriGate::of(
+            run.miri.as_ref(),
+            match reference {
+                Reference::Base(base) => base.miri.as_ref(),
+                _ => None,
+            },
+        ),
     };
     let mut pending = Vec::new();
     // The most pairs a family cell gets: as the run was planned, else the

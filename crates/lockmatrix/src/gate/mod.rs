@@ -6,7 +6,7 @@
 //! value per round. What fails the gate: a failed correctness check, a target
 //! or suite that broke, an unreadable baseline file, an instruction count
 //! above the reference, an unacknowledged ordering change, a violated model,
-//! and a timing-family cell on real hardware that ends a `regression`.
+//! a race Miri reported, and a timing-family cell on real hardware that ends a `regression`.
 //! Each family cell ends `cleared`, `regression` or `inconclusive`
 //! ([`crate::family`]). Everything else is shown and never fails: new cells,
 //! cells whose baseline was recorded on another testbed, QEMU timings
@@ -19,6 +19,7 @@
 
 pub mod baseline;
 pub mod evaluate;
+pub mod miri;
 pub mod ordering;
 pub mod render;
 pub mod update;

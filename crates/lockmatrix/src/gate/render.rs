@@ -133,6 +133,22 @@ impl GateReport {
             models,
             true,
         ));
+        let raced: Vec<String> = self
+            .miri
+            .locks
+            .iter()
+            .filter(|l| l.race.is_some())
+            .map(|l| l.line())
+            .collect();
+        out.push((
+            format!("Raced under Miri ({})", raced.len()),
+            "Miri found two critical sections of a lock loom cannot see (another crate's, std's) \
+             with no happens-before between them, under the Rust memory model: the seed and the \
+             flags reproduce it (`cargo +nightly miri run -p <suite> -- --lock <lock> --client <client>`)"
+                .into(),
+            raced,
+            true,
+        ));
         let mut changes: Vec<&super::ordering::OrderingChange> = self.ordering.iter().collect();
         changes.sort_by(|a, b| {
             (&a.unit, &a.suite, a.view, &a.what, &a.target)
@@ -311,6 +327,7 @@ impl GateReport {
             let _ = writeln!(out, "{}", r.line());
         }
         let _ = writeln!(out, "{}", self.models.line());
+        let _ = writeln!(out, "{}", self.miri.line());
         out.push_str(&self.count_line());
         out.push('\n');
         out.push_str(&self.verdict_line());
@@ -333,7 +350,7 @@ impl GateReport {
         let mut b = Budget::new(max_bytes);
         let verdict = self.outcome().word();
         b.push(&format!(
-            "## lockmatrix gate: **{verdict}**\n\nrun `{}` against {}: thresholds {}, alpha {} per target over {} family cells, clearing alpha {}\n\n{}\n\n{}\n\n",
+            "## lockmatrix gate: **{verdict}**\n\nrun `{}` against {}: thresholds {}, alpha {} per target over {} family cells, clearing alpha {}\n\n{}\n\n{}\n\n{}\n\n",
             md(&self.run_id),
             md(&self.reference),
             self.thresholds(),
@@ -341,7 +358,8 @@ impl GateReport {
             self.family,
             self.options.clear_alpha,
             self.timing.line(),
-            md(&self.models.line())
+            md(&self.models.line()),
+            md(&self.miri.line())
         ));
         for r in &self.recounted {
             b.push(&format!("{}\n\n", md(&r.line())));
@@ -358,6 +376,11 @@ impl GateReport {
             counts,
             "| violated models | {} |",
             self.models.violated.len()
+        );
+        let _ = writeln!(
+            counts,
+            "| locks raced under Miri | {} |",
+            self.miri.locks.iter().filter(|l| l.race.is_some()).count()
         );
         for v in Verdict::ALL {
             let _ = writeln!(
@@ -493,6 +516,10 @@ impl GateReport {
                     "models_violated".to_string(),
                     json!(self.models.violated.len()),
                 ),
+                (
+                    "miri_raced".to_string(),
+                    json!(self.miri.locks.iter().filter(|l| l.race.is_some()).count()),
+                ),
             ])
             .collect();
         json!({
@@ -512,6 +539,7 @@ impl GateReport {
             "ordering": self.ordering,
             "acknowledgements": self.acknowledgements,
             "models": self.models,
+            "miri": self.miri,
             "options": self.options,
             "family": self.family,
             "counts": counts,

@@ -164,6 +164,7 @@ pub(super) fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetR
 pub(super) fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
     Run {
         models: None,
+        miri: None,
         subject: None,
         format: crate::results::FORMAT_VERSION,
         run_id: "20261130T020000Z".into(),

@@ -75,6 +75,9 @@ impl GateReport {
         if self.models.error.is_some() {
             out.push("the model check did not run".into());
         }
+        if let Some(why) = self.miri.unchecked() {
+            out.push(why);
+        }
         out
     }
 
@@ -194,6 +197,19 @@ impl GateReport {
         if self.models.ran {
             let total = self.models.passed + self.models.violated.len();
             parts.push(format!("{}/{total} models passed", self.models.passed));
+        }
+        if self.miri.ran && self.miri.not_checked.is_none() {
+            // A lock some client of which did not run is not race-free.
+            let clean = self
+                .miri
+                .locks
+                .iter()
+                .filter(|l| l.race.is_none() && l.not_checked.is_empty())
+                .count();
+            parts.push(format!(
+                "{clean}/{} locks race-free under Miri",
+                self.miri.locks.len()
+            ));
         }
         let mut line = format!("{}: {}", outcome.word(), parts.join(", "));
         if let Some(crates) = &self.crates {

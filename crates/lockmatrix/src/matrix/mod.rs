@@ -661,6 +661,7 @@ pub fn run(
         insns_plugin: None,
         lock_crates: Default::default(),
         models: None,
+        miri: None,
         subject: prepared.subject.as_ref().map(|s| s.head.clone()),
         against: opts
             .against
@@ -804,6 +805,14 @@ pub fn run(
     // check them, and the suites' own locks did not run.
     if !opts.counts_only && prepared.subject.is_none() {
         run.models = ordering::models(root, &names, &opts.features, observer);
+    }
+    // The locks loom cannot see, on both sides: a race only in the head
+    // is a regression, one in both is there in the base too.
+    if !opts.counts_only {
+        run.miri = ordering::miri(tree, &names, "head", observer);
+        if let (Some(b), Some(w)) = (base_run.as_mut(), &prepared.base) {
+            b.miri = ordering::miri(&w.path, &names, "base", observer);
+        }
     }
 
     run.finished = Some(host::utc(host::now_secs()));

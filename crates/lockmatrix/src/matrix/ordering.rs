@@ -1,14 +1,15 @@
 //! The two checks of memory ordering a run makes besides running the
 //! suites, since no run under QEMU on an x86 host can show a missing
 //! barrier: the static ordering footprint of every binary that ran
-//! (objdump of each lock operation's code), and the loom model check of
-//! this tree's locks under the C11 memory model.
+//! (objdump of each lock operation's code), the loom model check of
+//! this tree's locks under the C11 memory model, and the Miri check of
+//! the locks loom cannot see (other crates', std's, a `--crate`'s).
 
 use crate::build::{Binary, Built};
 use crate::config::Target;
 use crate::footprint::{self, FootprintError, StaticJob};
 use crate::observe::{Event, Observer};
-use crate::results::{ModelRun, StaticOp, TargetResult};
+use crate::results::{MiriRun, ModelRun, StaticOp, TargetResult};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
@@ -140,6 +141,77 @@ pub fn models(
     };
     observer.event(Event::StepDone {
         step: "loom",
+        outcome: &outcome,
+    });
+    observer.event(Event::PhaseDone);
+    Some(run)
+}
+
+/// The Miri check of the locks of `suites` in the tree at `tree` that loom
+/// cannot see (`side`: "head" or "base", for the progress line);
+/// unchanged suites come from the cache. `None` when no selected suite has
+/// Miri clients. Where Miri cannot be had, or a suite does not build
+/// under it, the run records why (NOT CHECKED) and goes on.
+pub fn miri(tree: &Path, suites: &[&str], side: &str, observer: &dyn Observer) -> Option<MiriRun> {
+    let chosen: Vec<&str> = crate::miri::SUITES
+        .iter()
+        .copied()
+        .filter(|s| suites.contains(s))
+        .collect();
+    if chosen.is_empty() {
+        return None;
+    }
+    let start = Instant::now();
+    let step = format!("miri ({side})");
+    observer.event(Event::Phase {
+        name: "miri",
+        steps: 1,
+    });
+    observer.event(Event::StepStarted(&step));
+    let mut run = MiriRun {
+        results: Vec::new(),
+        not_checked: None,
+        toolchain: None,
+        setup_secs: None,
+        build_secs: None,
+        secs: 0.0,
+    };
+    match crate::miri::find() {
+        Err(why) => run.not_checked = Some(why.to_string()),
+        Ok(miri) => {
+            run.toolchain = Some(miri.version.clone());
+            let req = crate::miri::Request {
+                tree,
+                suites: &chosen,
+                use_cache: true,
+                lock_timeout: crate::miri::LOCK_TIMEOUT,
+            };
+            match crate::miri::check(&req, &miri) {
+                Ok(c) => {
+                    run.results = c.results;
+                    run.setup_secs = c.setup_secs;
+                    run.build_secs = c.build_secs;
+                }
+                Err(e) => run.not_checked = Some(e.to_string()),
+            }
+        }
+    }
+    run.secs = start.elapsed().as_secs_f64();
+    let raced = run.results.iter().filter(|r| r.raced()).count();
+    let unchecked = run
+        .results
+        .iter()
+        .filter(|r| r.not_checked.is_some())
+        .count();
+    let (n, secs) = (run.results.len(), run.secs);
+    let outcome = match &run.not_checked {
+        Some(why) => format!("NOT CHECKED: {why}"),
+        None if raced > 0 => format!("{raced} of {n} clients raced in {secs:.1}s"),
+        None if unchecked > 0 => format!("{unchecked} of {n} clients NOT CHECKED in {secs:.1}s"),
+        None => format!("{n} clients clean in {secs:.1}s"),
+    };
+    observer.event(Event::StepDone {
+        step: &step,
         outcome: &outcome,
     });
     observer.event(Event::PhaseDone);

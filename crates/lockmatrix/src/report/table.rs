@@ -350,6 +350,54 @@ pub fn models(run: &Run) -> String {
     out
 }
 
+/// The Miri check: one row per lock loom cannot see, with its clients,
+/// seeds, races and time, or why it was not checked.
+pub fn miri(run: &Run) -> String {
+    let Some(m) = &run.miri else {
+        return String::new();
+    };
+    if let Some(why) = &m.not_checked {
+        return format!("\nMiri check: NOT CHECKED: {why}\n");
+    }
+    let gate = crate::gate::miri::MiriGate::of(Some(m), None);
+    let mut rows = vec![[
+        "miri", "suite", "crate", "clients", "seeds", "races", "time", "result",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for l in &gate.locks {
+        rows.push(vec![
+            l.lock.to_string(),
+            l.suite.to_string(),
+            l.krate.to_string(),
+            l.clients.to_string(),
+            l.seeds.to_string(),
+            l.races.to_string(),
+            format!("{:.1}s", l.secs),
+            match (&l.race, l.cached) {
+                (Some(r), _) => format!(
+                    "RACE: client \"{}\", seed {}: {}",
+                    r.client, r.seed, r.error
+                ),
+                (None, _) if !l.not_checked.is_empty() => {
+                    format!("NOT CHECKED: {}", l.not_checked.join("; "))
+                }
+                (None, true) => "clean (cached: nothing it is built from changed)".into(),
+                (None, false) => "clean".into(),
+            },
+        ]);
+    }
+    let setup = match (m.setup_secs, m.build_secs) {
+        (Some(s), Some(b)) => format!(", setup {s:.1}s, build {b:.1}s"),
+        _ => String::new(),
+    };
+    format!(
+        "\nMiri check under the Rust memory model (the locks loom cannot see), on the host, {:.1}s{setup}:\n{}",
+        m.secs,
+        render(&rows)
+    )
+}
+
 /// Which crate and version each lock from outside this repository came
 /// from, e.g. `locks from other crates: parking_lot 0.12.5 (parking_lot_mutex,
 /// ...)`; empty when the run has none.

@@ -27,8 +27,9 @@ use std::path::{Path, PathBuf};
 /// Version 7 added the run's `subject`: the lock crate it measured
 /// (`--crate`), exactly as built. Version 8 added `against.pairs`: the
 /// most pairs a timing-family cell was planned to get (the gate's last
-/// look; a suite stops earlier once its family is decided).
-pub const FORMAT_VERSION: u32 = 8;
+/// look; a suite stops earlier once its family is decided). Version 9
+/// added the run's `miri`: the Miri check of the locks loom cannot see.
+pub const FORMAT_VERSION: u32 = 9;
 const OLDEST_FORMAT: u32 = 1;
 
 mod status;
@@ -106,6 +107,10 @@ pub struct Run {
     /// The loom model check (format 6; `None`: not checked in this run).
     #[serde(default)]
     pub models: Option<ModelRun>,
+    /// The Miri check of the locks loom cannot see (format 9; `None`: not
+    /// checked in this run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub miri: Option<MiriRun>,
     /// With `--crate`: the lock crate whose locks the suites measured
     /// (format 7); `base/run.json` holds the `--against-crate` one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,6 +240,29 @@ pub struct ModelRun {
     /// Why the models could not be checked at all; `None` when they were.
     pub error: Option<String>,
     /// Seconds building them (`None`: every result from the cache).
+    pub build_secs: Option<f64>,
+    /// Seconds the check took in all.
+    pub secs: f64,
+}
+
+/// The Miri check of the locks loom cannot see, made once per run (and
+/// once for the base) on the host from that side's tree.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MiriRun {
+    /// Every client of every lock checked.
+    pub results: Vec<crate::miri::MiriResult>,
+    /// Why nothing was checked (no Miri here: with the command that
+    /// installs it; a suite that did not build under Miri); `None` when
+    /// the locks were checked.
+    pub not_checked: Option<String>,
+    /// Miri's version, when there was one.
+    #[serde(default)]
+    pub toolchain: Option<String>,
+    /// Seconds of `cargo miri setup` and of building the suites under
+    /// Miri (`None`: every result from the cache).
+    #[serde(default)]
+    pub setup_secs: Option<f64>,
+    #[serde(default)]
     pub build_secs: Option<f64>,
     /// Seconds the check took in all.
     pub secs: f64,

@@ -79,6 +79,15 @@ fn op(tr: &str, f: &str, unlock: bool, tokens: bool) -> String {
     }
 }
 
+/// A try-lock's body: whether `f` of trait `tr` took the lock (0.5's
+/// returns the token, if it did, which is forgotten as `lock`'s is).
+fn try_op(tr: &str, f: &str, tokens: bool) -> String {
+    match tokens {
+        false => format!("{tr}::{f}(&self.0)"),
+        true => format!("{tr}::{f}(&self.0).map(core::mem::forget).is_some()"),
+    }
+}
+
 /// `locks.rs`: one wrapper per declared type, and the lists and visitors
 /// the suites call, for a crate that implements `lock_api` version
 /// `lock_api`. Errors on a type with a bad name or two of one name.
@@ -118,9 +127,11 @@ pub fn locks_rs(
              \x20       M{i}({tr}::INIT)\n\
              \x20   }}\n\
              \x20   #[inline]\n    fn lock(&self) {{\n        {}\n    }}\n\
+             \x20   #[inline]\n    fn try_lock(&self) -> bool {{\n        {}\n    }}\n\
              \x20   #[inline]\n    unsafe fn unlock(&self) {{\n        {}\n    }}\n\
              }}\n",
             op(&tr, "lock", false, tokens),
+            try_op(&tr, "try_lock", tokens),
             op(&tr, "unlock", true, tokens),
         ));
         visit_m.push_str(&format!(
@@ -145,13 +156,17 @@ pub fn locks_rs(
              \x20       R{i}({tr}::INIT)\n\
              \x20   }}\n\
              \x20   #[inline]\n    fn lock_shared(&self) {{\n        {}\n    }}\n\
+             \x20   #[inline]\n    fn try_lock_shared(&self) -> bool {{\n        {}\n    }}\n\
              \x20   #[inline]\n    unsafe fn unlock_shared(&self) {{\n        {}\n    }}\n\
              \x20   #[inline]\n    fn lock_exclusive(&self) {{\n        {}\n    }}\n\
+             \x20   #[inline]\n    fn try_lock_exclusive(&self) -> bool {{\n        {}\n    }}\n\
              \x20   #[inline]\n    unsafe fn unlock_exclusive(&self) {{\n        {}\n    }}\n\
              }}\n",
             op(&tr, "lock_shared", false, tokens),
+            try_op(&tr, "try_lock_shared", tokens),
             op(&tr, "unlock_shared", true, tokens),
             op(&tr, "lock_exclusive", false, tokens),
+            try_op(&tr, "try_lock_exclusive", tokens),
             op(&tr, "unlock_exclusive", true, tokens),
         ));
         visit_r.push_str(&format!(

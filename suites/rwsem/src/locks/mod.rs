@@ -58,6 +58,17 @@ pub trait RawRwLock: Sync {
     /// Slow-path entries per side, or `None` when the lock has no slow path
     /// it can see (std's `RwLock` keeps its own internals).
     fn slowpaths(&self) -> Option<Slowpaths>;
+
+    /// Takes the lock shared or exclusively (`write`) if it can without
+    /// waiting: whether it did, or `None` for a lock without a try-lock
+    /// here. The Miri clients run it against the waiting calls (the locks
+    /// written here are loom's to check).
+    // Only Miri's clients call it.
+    #[cfg_attr(not(miri), allow(dead_code))]
+    fn try_lock(&self, write: bool) -> Option<bool> {
+        let _ = write;
+        None
+    }
 }
 
 /// Spin-wait step shared by the spinning locks: a CPU relax hint, and after

@@ -46,6 +46,13 @@ macro_rules! raw_rwlock {
             fn slowpaths(&self) -> Option<Slowpaths> {
                 None
             }
+
+            fn try_lock(&self, write: bool) -> Option<bool> {
+                Some(match write {
+                    true => <$raw as lock_api::RawRwLock>::try_lock_exclusive(&self.0),
+                    false => <$raw as lock_api::RawRwLock>::try_lock_shared(&self.0),
+                })
+            }
         }
     };
 }

@@ -19,7 +19,7 @@
 
 use super::{RawRwLock, Slowpaths};
 use std::cell::RefCell;
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 /// A held guard; never read, only kept until it is dropped.
 #[allow(dead_code)]
@@ -86,6 +86,30 @@ impl RawRwLock for StdRwLock {
 
     fn slowpaths(&self) -> Option<Slowpaths> {
         None
+    }
+
+    fn try_lock(&self, write: bool) -> Option<bool> {
+        let guard = match write {
+            true => self
+                .lock
+                .try_write()
+                .map(Guard::Write)
+                .map_err(|e| match e {
+                    TryLockError::Poisoned(p) => Some(Guard::Write(p.into_inner())),
+                    TryLockError::WouldBlock => None,
+                }),
+            false => self.lock.try_read().map(Guard::Read).map_err(|e| match e {
+                TryLockError::Poisoned(p) => Some(Guard::Read(p.into_inner())),
+                TryLockError::WouldBlock => None,
+            }),
+        };
+        match guard {
+            Ok(g) | Err(Some(g)) => {
+                self.keep(g);
+                Some(true)
+            }
+            Err(None) => Some(false),
+        }
     }
 }
 

@@ -37,4 +37,11 @@ impl<R: subject::RwLock> RawRwLock for Subject<R> {
     fn slowpaths(&self) -> Option<Slowpaths> {
         None
     }
+
+    fn try_lock(&self, write: bool) -> Option<bool> {
+        Some(match write {
+            true => self.0.try_lock_exclusive(),
+            false => self.0.try_lock_shared(),
+        })
+    }
 }

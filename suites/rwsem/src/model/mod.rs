@@ -26,7 +26,7 @@ pub fn models() -> Vec<&'static Model> {
 pub const UNMODELLED: &[Unmodelled] = &[
     Unmodelled {
         lock: "std_rwlock",
-        why: "not model-checked: std's lock, not built from this suite's atomics, so loom cannot see inside it, and checking loom's own RwLock in its place would check loom",
+        why: "not model-checked: std's lock, not built from this suite's atomics, so loom cannot see inside it, and checking loom's own RwLock in its place would check loom; Miri runs it instead (`miri.rs`)",
     },
     Unmodelled {
         lock: "parking_lot_rwlock",
@@ -38,7 +38,7 @@ pub const UNMODELLED: &[Unmodelled] = &[
     },
 ];
 
-const SHIPPED: &str = "not model-checked: another crate's lock through lock_api, not built from this suite's atomics, so loom cannot see inside it; its crate tests its own orderings";
+const SHIPPED: &str = "not model-checked: another crate's lock through lock_api, not built from this suite's atomics, so loom cannot see inside it; Miri runs it instead (`miri.rs`)";
 
 pub fn main() -> ExitCode {
     harness::model::main("rwsem", &models(), UNMODELLED)

@@ -42,6 +42,11 @@ macro_rules! raw_mutex {
                 // SAFETY: RawLock's contract: the caller holds the lock.
                 unsafe { <$raw as RawMutex>::unlock(&self.0) }
             }
+
+            #[inline]
+            unsafe fn try_lock(&self, _: &()) -> Option<bool> {
+                Some(<$raw as RawMutex>::try_lock(&self.0))
+            }
         }
     };
 }

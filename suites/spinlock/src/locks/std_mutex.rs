@@ -14,7 +14,7 @@
 use super::RawLock;
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
 pub struct StdMutex {
     /// The holder's guard; written only by the holder. Declared before
@@ -60,6 +60,20 @@ impl RawLock for StdMutex {
         let guard = unsafe { (*self.guard.get()).take() };
         debug_assert!(guard.is_some(), "unlock of an unlocked StdMutex");
         drop(guard);
+    }
+
+    #[inline]
+    unsafe fn try_lock(&self, _: &()) -> Option<bool> {
+        // SAFETY: as in `lock`.
+        let mutex: &'static Mutex<()> = unsafe { self.mutex.as_ref() };
+        let guard = match mutex.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return Some(false),
+        };
+        // SAFETY: as in `lock`: we hold the mutex now.
+        unsafe { *self.guard.get() = Some(guard) };
+        Some(true)
     }
 }
 

@@ -27,6 +27,11 @@ impl<M: subject::Mutex> RawLock for Subject<M> {
         // SAFETY: RawLock's contract: the caller holds the lock.
         unsafe { self.0.unlock() }
     }
+
+    #[inline]
+    unsafe fn try_lock(&self, _: &()) -> Option<bool> {
+        Some(self.0.try_lock())
+    }
 }
 
 struct Adapt<V>(V);

@@ -37,8 +37,8 @@ const BROKEN: &[Model] = broken::MODELS;
 #[cfg(not(feature = "broken-lock"))]
 const BROKEN: &[Model] = &[];
 
-const NOT_OURS: &str = "not model-checked: std's lock, not built from this suite's atomics, so loom cannot see inside it, and checking loom's own Mutex in its place would check loom";
-const SHIPPED: &str = "not model-checked: another crate's lock through lock_api, not built from this suite's atomics, so loom cannot see inside it; its crate tests its own orderings";
+const NOT_OURS: &str = "not model-checked: std's lock, not built from this suite's atomics, so loom cannot see inside it, and checking loom's own Mutex in its place would check loom; Miri runs it instead (`miri.rs`)";
+const SHIPPED: &str = "not model-checked: another crate's lock through lock_api, not built from this suite's atomics, so loom cannot see inside it; Miri runs it instead (`miri.rs`)";
 
 /// The suite's locks that are deliberately not modelled (and not built
 /// under loom).

@@ -1,0 +1,171 @@
+//! The Miri check: the locks loom cannot see (other crates' locks through
+//! the suites' `lock_api` adapters, std's `Mutex` and `RwLock`, every lock
+//! of a `--crate`) run unmodified under Miri, on the host.
+//!
+//! Loom checks only locks built from its own atomics, the ones written
+//! here. Miri interprets any Rust code under the Rust memory model: its
+//! data-race detector reports two accesses with no happens-before between
+//! them, and its store-buffer emulation lets loads return stale values a
+//! weak machine could. Each suite run under Miri (`cargo miri run`) runs
+//! one client of one lock (`suites/<suite>/src/miri.rs`): threads that
+//! read and write a plain counter under the lock, yielding inside, so a
+//! lock that orders too little is a race on the counter. A client runs on
+//! a number of seeds (Miri's scheduling and weak-memory choices) with
+//! `-Zmiri-many-seeds`; a seed that fails is the seed to reproduce with.
+//! Silence is not proof: a pass says no seed tried found a race.
+//!
+//! [`check`] runs every client of every lock of the suites asked for, each
+//! lock within [`Request::lock_timeout`], and keeps each suite's results
+//! by the hash of what they were built from (`cache.rs`).
+//!
+//! - `toolchain.rs`: rustup's nightly with Miri, or what to install;
+//! - `run.rs`: `cargo miri setup`, the listing, one client's seeds;
+//! - `record.rs`: the listing and Miri's report, read into types;
+//! - `cache.rs`: results by the hash of a suite's sources.
+//!
+//! No terminal output: progress and results are the caller's to show.
+
+mod cache;
+mod error;
+mod record;
+mod run;
+mod toolchain;
+
+pub use error::MiriError;
+pub use record::{Failure, MiriResult};
+pub use run::miriflags;
+pub use toolchain::{find, Miri, Unavailable, INSTALL};
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The suites with Miri clients.
+pub const SUITES: &[&str] = &["spinlock", "rwsem"];
+
+/// The longest a lock's clients may run together, by default: a client
+/// that spins for ever under Miri (a lock that never lets go) must not
+/// hold the run.
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What [`check`] checks.
+pub struct Request<'a> {
+    /// The tree whose suites are run (the checkout, a worktree, a
+    /// `--crate` tree).
+    pub tree: &'a Path,
+    /// Some of [`SUITES`].
+    pub suites: &'a [&'a str],
+    /// Take unchanged suites' results from the cache, and keep new ones.
+    pub use_cache: bool,
+    /// Longest a lock's clients may run together.
+    pub lock_timeout: Duration,
+}
+
+/// What [`check`] found.
+#[derive(Debug)]
+pub struct Checked {
+    /// Every client of every lock, suite by suite, lock by lock.
+    pub results: Vec<MiriResult>,
+    /// Seconds `cargo miri setup` took (`None`: every result from the
+    /// cache); it builds Miri's std the first time, then finds it built.
+    pub setup_secs: Option<f64>,
+    /// Seconds building the suites under Miri and listing their clients.
+    pub build_secs: Option<f64>,
+}
+
+/// Checks the suites' locks with `miri`: from the cache where nothing
+/// they are built from changed, else run now.
+pub fn check(req: &Request, miri: &Miri) -> Result<Checked, MiriError> {
+    let mut checked = Checked {
+        results: Vec::new(),
+        setup_secs: None,
+        build_secs: None,
+    };
+    let mut held = None;
+    for &suite in req.suites {
+        let key = cache::key(req.tree, suite, &miri.version)?;
+        if let Some(entry) = req.use_cache.then(|| cache::load(&key)).flatten() {
+            checked.results.extend(entry.results);
+            continue;
+        }
+        if held.is_none() {
+            held = Some(run::hold()?);
+            checked.setup_secs = Some(run::setup(miri)?);
+        }
+        let held = held.as_ref().expect("held");
+        let (listed, secs) = run::list(miri, held, req.tree, suite)?;
+        *checked.build_secs.get_or_insert(0.0) += secs;
+        let mut results = Vec::new();
+        let mut lock_started: Option<(String, Instant)> = None;
+        for c in &listed {
+            let started = match &lock_started {
+                Some((lock, at)) if lock == c.lock.as_str() => *at,
+                _ => {
+                    let now = Instant::now();
+                    lock_started = Some((c.lock.to_string(), now));
+                    now
+                }
+            };
+            let left = req.lock_timeout.saturating_sub(started.elapsed());
+            results.push(client(miri, held, req.tree, c, left, req.lock_timeout)?);
+        }
+        if req.use_cache && results.iter().all(|r| r.not_checked.is_none()) {
+            cache::store(&key, &cache::Entry::new(suite, results.clone()))?;
+        }
+        checked.results.extend(results);
+    }
+    Ok(checked)
+}
+
+/// One client of one lock, with `left` of the lock's `budget`.
+fn client(
+    miri: &Miri,
+    held: &run::Held,
+    tree: &Path,
+    c: &record::Listed,
+    left: Duration,
+    budget: Duration,
+) -> Result<MiriResult, MiriError> {
+    let mut result = MiriResult {
+        suite: c.suite.clone(),
+        lock: c.lock.clone(),
+        krate: c.krate.clone(),
+        client: c.client.clone(),
+        covers: c.covers.clone(),
+        seeds: c.seeds,
+        preemption_rate: c.preemption_rate,
+        failing_seeds: Vec::new(),
+        first: None,
+        not_checked: None,
+        secs: 0.0,
+        cached: false,
+    };
+    if left.is_zero() {
+        result.not_checked = Some(format!(
+            "not run: the lock's other clients took its {} s",
+            budget.as_secs()
+        ));
+        return Ok(result);
+    }
+    let ran = run::client(miri, held, tree, c, left)?;
+    result.secs = ran.secs;
+    let (unsupported, failing): (Vec<Failure>, Vec<Failure>) = ran
+        .seeds
+        .failing
+        .into_iter()
+        .partition(|f| record::unsupported(&f.error));
+    // Seeds run in parallel and report in any order: the lowest stands
+    // for the client, the same on every run.
+    result.failing_seeds = failing.iter().map(|f| f.seed).collect();
+    result.failing_seeds.sort_unstable();
+    result.first = failing.into_iter().min_by_key(|f| f.seed);
+    result.not_checked = match (ran.timed_out, unsupported.first(), ran.seeds.other) {
+        (true, _, _) => Some(format!(
+            "timed out: the lock's {} s were up before its seeds were",
+            budget.as_secs()
+        )),
+        (false, Some(u), _) => Some(format!("Miri cannot run it (seed {}): {}", u.seed, u.error)),
+        (false, None, Some(other)) => Some(format!("Miri failed: {other}")),
+        (false, None, None) => None,
+    };
+    Ok(result)
+}

@@ -1,0 +1,241 @@
+//! What the Miri check reads and keeps: the clients a suite lists under
+//! Miri (`suites/harness/src/miri.rs` prints them) and, per lock and
+//! client, what Miri said on its seeds (read from its stderr).
+
+use super::MiriError;
+use crate::name::Name;
+use serde::{Deserialize, Serialize};
+
+/// One client of one lock, as the suite lists it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Listed {
+    #[serde(rename = "type")]
+    _type: ListedType,
+    pub suite: Name,
+    pub lock: Name,
+    #[serde(rename = "crate")]
+    pub krate: Name,
+    pub client: String,
+    pub covers: String,
+    pub seeds: u32,
+    pub preemption_rate: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ListedType {
+    MiriClient,
+}
+
+/// Most seeds a client may ask for: a listed number is read from a
+/// binary, and a run must stay bounded.
+pub const MAX_SEEDS: u32 = 1024;
+
+/// Reads the `--list` output of `suite` under Miri.
+pub fn parse_list(suite: &str, stdout: &str) -> Result<Vec<Listed>, MiriError> {
+    let mut out = Vec::new();
+    for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
+        let bad = |why: String| MiriError::BadOutput {
+            suite: suite.to_string(),
+            line: line.chars().take(200).collect(),
+            why,
+        };
+        let l: Listed = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
+        if l.suite != suite {
+            return Err(bad(format!("a client of suite {:?}", l.suite.as_str())));
+        }
+        if l.seeds == 0 || l.seeds > MAX_SEEDS {
+            return Err(bad(format!("seeds must be 1 to {MAX_SEEDS}")));
+        }
+        if !(0.0..=1.0).contains(&l.preemption_rate) {
+            return Err(bad("preemption_rate must be 0 to 1".into()));
+        }
+        if l.client.is_empty() || l.client.len() > 100 || l.client.chars().any(char::is_control) {
+            return Err(bad(
+                "a client's name is 1 to 100 printable characters".into()
+            ));
+        }
+        out.push(l);
+    }
+    Ok(out)
+}
+
+/// One client of one lock, checked under Miri on its seeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MiriResult {
+    pub suite: Name,
+    pub lock: Name,
+    #[serde(rename = "crate")]
+    pub krate: Name,
+    pub client: String,
+    pub covers: String,
+    /// Seeds asked for (0..seeds), and the preemption rate.
+    pub seeds: u32,
+    pub preemption_rate: f64,
+    /// Seeds on which Miri reported an error (a race, a deadlock, a
+    /// wrong total), lowest first.
+    #[serde(default)]
+    pub failing_seeds: Vec<u32>,
+    /// The lowest of them: its seed, and Miri's message with where it was.
+    #[serde(default)]
+    pub first: Option<Failure>,
+    /// Why this client was not (wholly) checked: the lock's time ran
+    /// out, or Miri could not run it. Fails nothing; `--require-gate`
+    /// fails on it.
+    #[serde(default)]
+    pub not_checked: Option<String>,
+    pub secs: f64,
+    /// From the cache (nothing it is built from changed), not run now.
+    #[serde(default, skip_serializing)]
+    pub cached: bool,
+}
+
+impl MiriResult {
+    /// Whether Miri reported an error on some seed.
+    pub fn raced(&self) -> bool {
+        !self.failing_seeds.is_empty()
+    }
+}
+
+/// Miri's first error on a seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failure {
+    pub seed: u32,
+    /// `error: Undefined Behavior: Data race detected between ...`.
+    pub error: String,
+    /// `src/lib.rs:30:9`, where Miri stopped.
+    #[serde(default)]
+    pub at: Option<String>,
+}
+
+/// What one `-Zmiri-many-seeds` run said on stderr: the failing seeds
+/// with their first error, and a message where the run failed without
+/// any seed failing (the program did not build, a flag was refused).
+#[derive(Debug, Default, PartialEq)]
+pub struct Seeds {
+    pub failing: Vec<Failure>,
+    pub other: Option<String>,
+}
+
+/// Reads Miri's stderr of a many-seeds run that exited with `code`.
+/// Each failing seed's report ends with `FAILING SEED: N`; its first
+/// `error` line (and the `-->` location after it) is the failure.
+pub fn parse_seeds(stderr: &str, code: i32) -> Seeds {
+    let mut seeds = Seeds::default();
+    let mut block: Vec<&str> = Vec::new();
+    for line in stderr.lines() {
+        if line.starts_with("Trying seed:") {
+            continue;
+        }
+        if let Some(n) = line.strip_prefix("FAILING SEED:") {
+            let error = block.iter().position(|l| l.starts_with("error"));
+            let (error, at) = match error {
+                Some(i) => (
+                    block[i].to_string(),
+                    block[i + 1..]
+                        .iter()
+                        .find_map(|l| l.trim_start().strip_prefix("--> "))
+                        .map(str::to_string),
+                ),
+                None => (
+                    block
+                        .iter()
+                        .rfind(|l| !l.trim().is_empty())
+                        .map_or("error: the seed failed", |l| l)
+                        .to_string(),
+                    None,
+                ),
+            };
+            if let Ok(seed) = n.trim().parse() {
+                seeds.failing.push(Failure { seed, error, at });
+            }
+            block.clear();
+            continue;
+        }
+        block.push(line);
+    }
+    if code != 0 && seeds.failing.is_empty() {
+        let first = stderr
+            .lines()
+            .find(|l| l.starts_with("error"))
+            .or_else(|| stderr.lines().rfind(|l| !l.trim().is_empty()))
+            .unwrap_or("no output");
+        seeds.other = Some(format!("exit status {code}: {first}"));
+    }
+    seeds
+}
+
+/// Whether Miri's error says it could not run the code (a foreign
+/// function or syscall it does not support), rather than that the code
+/// is wrong.
+pub fn unsupported(error: &str) -> bool {
+    error.starts_with("error: unsupported operation")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RACE: &str = "Trying seed: 0\nTrying seed: 7\nerror: Undefined Behavior: Data race detected between (1) non-atomic write on thread `unnamed-1` and (2) non-atomic read on thread `unnamed-2` at alloc1648\n  --> suites/harness/src/miri.rs:58:17\n   |\n58 |   let v = ...\n\nFAILING SEED: 7\nTrying seed: 6\nerror: Undefined Behavior: Data race detected again\n  --> src/lib.rs:3:1\nFAILING SEED: 3\n2/8 SEEDS FAILED\nerror: aborting due to 2 previous errors\n";
+
+    #[test]
+    fn failing_seeds_are_read_with_their_first_error_and_where() {
+        let s = parse_seeds(RACE, 1);
+        assert_eq!(s.other, None);
+        assert_eq!(s.failing.iter().map(|f| f.seed).collect::<Vec<_>>(), [7, 3]);
+        assert!(s.failing[0]
+            .error
+            .starts_with("error: Undefined Behavior: Data race detected between"));
+        assert_eq!(
+            s.failing[0].at.as_deref(),
+            Some("suites/harness/src/miri.rs:58:17")
+        );
+        assert_eq!(s.failing[1].at.as_deref(), Some("src/lib.rs:3:1"));
+    }
+
+    #[test]
+    fn a_clean_run_fails_nothing_and_a_broken_one_says_why() {
+        assert_eq!(
+            parse_seeds("Trying seed: 0\nTrying seed: 1\n", 0),
+            Seeds::default()
+        );
+        let s = parse_seeds("error[E0432]: unresolved import `x`\n", 101);
+        assert!(s.failing.is_empty());
+        assert_eq!(
+            s.other.as_deref(),
+            Some("exit status 101: error[E0432]: unresolved import `x`")
+        );
+        assert!(unsupported(
+            "error: unsupported operation: can't call foreign function `x`"
+        ));
+        assert!(!unsupported(
+            "error: Undefined Behavior: Data race detected"
+        ));
+    }
+
+    const LISTED: &str = r#"{"type":"miri_client","suite":"spinlock","lock":"spin_mutex","crate":"spin","client":"2 threads x 10","covers":"exclusion","seeds":24,"preemption_rate":0.0}"#;
+
+    #[test]
+    fn a_listing_is_read_and_checked() {
+        let l = parse_list("spinlock", &format!("{LISTED}\n\n{LISTED}\n")).unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!((l[0].lock.as_str(), l[0].seeds), ("spin_mutex", 24));
+        let why = |text: &str| match parse_list("spinlock", text) {
+            Err(MiriError::BadOutput { why, .. }) => why,
+            other => panic!("not refused: {other:?}"),
+        };
+        assert!(why("warning: unused").contains("expected"));
+        assert!(why(&LISTED.replace("24", "0")).contains("seeds"));
+        assert!(why(&LISTED.replace("24", "100000")).contains("seeds"));
+        assert!(why(&LISTED.replace(":0.0}", ":2.5}")).contains("preemption_rate"));
+        // A name that is not a name, as everywhere a name is read.
+        assert!(!why(&LISTED.replace("spin_mutex", "../x")).is_empty());
+        assert!(
+            why(&LISTED.replace("\"suite\":\"spinlock\"", "\"suite\":\"rwsem\"")).contains("rwsem")
+        );
+        assert!(why(&LISTED.replace("miri_client", "model")).contains("unknown variant"));
+    }
+}
