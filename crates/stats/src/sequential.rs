@@ -33,7 +33,8 @@
 
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
-use crate::input::{in_open, StatsError};
+use crate::input::{in_open, logs, StatsError};
+use crate::mann_whitney::{mann_whitney_greater, mann_whitney_slowdown};
 use crate::signed_rank::{log_ratios, signed_rank_on};
 
 /// How a boundary spends its one-sided level over the looks.
@@ -70,7 +71,6 @@ const LOW_SD: f64 = 8.0;
 /// `k`'s boundary with no earlier crossing has probability
 /// `α(t_k) − α(t_{k−1})` under H0, `t_k = pairs[k] / pairs[last]`.
 pub fn boundaries(pairs: &[usize], alpha: f64, spending: Spending) -> Result<Vec<f64>, StatsError> {
-    in_open("alpha", alpha, 0.0, 0.5, "0 < alpha < 0.5")?;
     if pairs.is_empty() || pairs[0] == 0 || pairs.windows(2).any(|w| w[0] >= w[1]) {
         return Err(StatsError::BadParameter {
             name: "looks",
@@ -78,10 +78,33 @@ pub fn boundaries(pairs: &[usize], alpha: f64, spending: Spending) -> Result<Vec
             expected: "increasing pair counts, the first at least 1",
         });
     }
+    let information: Vec<f64> = pairs.iter().map(|&n| n as f64).collect();
+    boundaries_at(&information, alpha, spending)
+}
+
+/// [`boundaries`] at looks with any statistical information (increasing,
+/// positive; only their ratios matter): the looks' z-scores are jointly
+/// normal with `corr(Z_j, Z_k) = √(I_j / I_k)`, which holds for pairs
+/// (information proportional to pairs) and for a growing sample compared
+/// with a fixed one ([`Plan::against_fixed`]).
+pub fn boundaries_at(
+    information: &[f64],
+    alpha: f64,
+    spending: Spending,
+) -> Result<Vec<f64>, StatsError> {
+    in_open("alpha", alpha, 0.0, 0.5, "0 < alpha < 0.5")?;
+    let positive = information.iter().all(|i| i.is_finite() && *i > 0.0);
+    if information.is_empty() || !positive || information.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(StatsError::BadParameter {
+            name: "looks",
+            value: information.len() as f64,
+            expected: "increasing positive information at each look",
+        });
+    }
     let z = Normal::standard();
-    let last = *pairs.last().unwrap() as f64;
-    let info: Vec<f64> = pairs.iter().map(|&n| n as f64 / last).collect();
-    let mut bounds = Vec::with_capacity(pairs.len());
+    let last = *information.last().unwrap();
+    let info: Vec<f64> = information.iter().map(|&i| i / last).collect();
+    let mut bounds = Vec::with_capacity(info.len());
     // The density of the score S = Z √I on the continuation region so far,
     // on an even grid `xs` (empty before the first look).
     let (mut xs, mut density): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
@@ -172,15 +195,16 @@ pub struct Plan {
 /// Boundaries computed before, by looks, level and spending: a gate
 /// evaluates the same few plans again and again (`validate-gate` runs it
 /// thousands of times), and one computation takes milliseconds.
-type Memo = Vec<((Vec<usize>, u64, Spending), Vec<f64>)>;
+type Memo = Vec<((Vec<u64>, u64, Spending), Vec<f64>)>;
 static MEMO: std::sync::Mutex<Memo> = std::sync::Mutex::new(Vec::new());
 
-fn memoized(looks: &[usize], alpha: f64, spending: Spending) -> Result<Vec<f64>, StatsError> {
-    let key = (looks.to_vec(), alpha.to_bits(), spending);
+fn memoized(information: &[f64], alpha: f64, spending: Spending) -> Result<Vec<f64>, StatsError> {
+    let bits = information.iter().map(|i| i.to_bits()).collect();
+    let key = (bits, alpha.to_bits(), spending);
     if let Some((_, b)) = MEMO.lock().unwrap().iter().find(|(k, _)| *k == key) {
         return Ok(b.clone());
     }
-    let b = boundaries(looks, alpha, spending)?;
+    let b = boundaries_at(information, alpha, spending)?;
     let mut memo = MEMO.lock().unwrap();
     if memo.len() > 256 {
         memo.clear();
@@ -219,15 +243,88 @@ pub struct Sequential {
 }
 
 impl Plan {
-    /// The plan and its boundaries.
+    /// The plan of a paired cell (information proportional to the pairs)
+    /// and its boundaries.
     pub fn new(looks: Vec<usize>, alpha: f64, clear_alpha: f64) -> Result<Plan, StatsError> {
+        let information: Vec<f64> = looks.iter().map(|&n| n as f64).collect();
+        Plan::at(looks, &information, alpha, clear_alpha)
+    }
+
+    /// The plan of a cell whose rounds at each look are compared with a
+    /// fixed sample of `fixed` values (a stored baseline): the
+    /// information at `m` rounds is `1 / (1/m + 1/fixed)`, so the later
+    /// looks add less than the first (the baseline's own noise stays).
+    pub fn against_fixed(
+        looks: Vec<usize>,
+        fixed: usize,
+        alpha: f64,
+        clear_alpha: f64,
+    ) -> Result<Plan, StatsError> {
+        if fixed == 0 {
+            return Err(StatsError::TooFewSamples {
+                sample: "base",
+                got: 0,
+                need: 1,
+            });
+        }
+        let information: Vec<f64> = looks
+            .iter()
+            .map(|&m| 1.0 / (1.0 / m.max(1) as f64 + 1.0 / fixed as f64))
+            .collect();
+        Plan::at(looks, &information, alpha, clear_alpha)
+    }
+
+    fn at(
+        looks: Vec<usize>,
+        information: &[f64],
+        alpha: f64,
+        clear_alpha: f64,
+    ) -> Result<Plan, StatsError> {
+        if looks.is_empty() || looks[0] == 0 || looks.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(StatsError::BadParameter {
+                name: "looks",
+                value: looks.len() as f64,
+                expected: "increasing counts, the first at least 1",
+            });
+        }
         Ok(Plan {
-            regression_bounds: memoized(&looks, alpha, Spending::OBrienFleming)?,
-            clearing_bounds: memoized(&looks, clear_alpha, Spending::Pocock)?,
+            regression_bounds: memoized(information, alpha, Spending::OBrienFleming)?,
+            clearing_bounds: memoized(information, clear_alpha, Spending::Pocock)?,
             looks,
             alpha,
             clear_alpha,
         })
+    }
+
+    /// Whether this plan, made [`Plan::against_fixed`] `base.len()`
+    /// values, can decide a cell like `base` (positive, lower is better)
+    /// at its last look: the rank test's smallest p reaches the
+    /// regression level there at all, and an unchanged cell with `base`'s
+    /// spread is cleared at the threshold with power [`crate::POWER`]
+    /// (normal approximation on the logs).
+    pub fn decidable_against_fixed(&self, base: &[f64], threshold: f64) -> bool {
+        let (Ok(logs), Some(&m)) = (logs("base", base), self.looks.last()) else {
+            return false;
+        };
+        let n = logs.len();
+        let reach = crate::mann_whitney::min_p_value(n, m) <= self.last_level();
+        let sd = if n > 1 {
+            crate::welch::mean_var(&logs).1.sqrt()
+        } else {
+            0.0
+        };
+        let z = Normal::standard();
+        let se = sd * (1.0 / n as f64 + 1.0 / m as f64).sqrt();
+        let bound = *self.clearing_bounds.last().expect("a plan has looks");
+        let clears = se == 0.0 || threshold.ln_1p() / se >= bound + z.inverse_cdf(crate::POWER);
+        reach && clears
+    }
+
+    /// The p-value the last look's regression boundary asks for: a cell
+    /// whose smallest attainable p is above it can never end a regression.
+    pub fn last_level(&self) -> f64 {
+        let c = *self.regression_bounds.last().expect("a plan has looks");
+        1.0 - Normal::standard().cdf(c)
     }
 
     /// Looks every `every` pairs up to `max` (the last look at `max`).
@@ -253,17 +350,54 @@ impl Plan {
         in_open("threshold", threshold, 0.0, 10.0, "0 < threshold")?;
         in_open("margin", margin, -1.0, threshold, "margin < threshold")?;
         let d = log_ratios(base, head)?;
-        let (reg, clr) = (&self.regression_bounds, &self.clearing_bounds);
         let (up, down) = (margin.ln_1p(), threshold.ln_1p());
+        self.walk(d.len(), "pairs", |n| {
+            let p = signed_rank_on(d[..n].iter().map(|x| x - up)).p;
+            let p_clear = signed_rank_on(d[..n].iter().map(|x| down - x)).p;
+            Ok((p, p_clear))
+        })
+    }
+
+    /// [`Plan::decide`] for a plan [`Plan::against_fixed`]: the first
+    /// `looks[k]` values of `head` against all of `base`, with the
+    /// Mann-Whitney test at each look (regression: head slower than
+    /// `margin`; cleared: head faster than base slowed by `threshold`).
+    pub fn decide_against_fixed(
+        &self,
+        base: &[f64],
+        head: &[f64],
+        threshold: f64,
+        margin: f64,
+    ) -> Result<Sequential, StatsError> {
+        in_open("threshold", threshold, 0.0, 10.0, "0 < threshold")?;
+        in_open("margin", margin, -1.0, threshold, "margin < threshold")?;
+        logs("base", base)?;
+        logs("head", head)?;
+        let slowed: Vec<f64> = base.iter().map(|b| b * (1.0 + threshold)).collect();
+        self.walk(head.len(), "rounds", |m| {
+            let p = mann_whitney_slowdown(base, &head[..m], margin)?.p;
+            let p_clear = mann_whitney_greater(&slowed, &head[..m])?.p;
+            Ok((p, p_clear))
+        })
+    }
+
+    /// The looks over `available` values, each look's regression and
+    /// clearing p-values from `tests(n)`, stopping at the first crossing.
+    fn walk(
+        &self,
+        available: usize,
+        what: &'static str,
+        tests: impl Fn(usize) -> Result<(f64, f64), StatsError>,
+    ) -> Result<Sequential, StatsError> {
+        let (reg, clr) = (&self.regression_bounds, &self.clearing_bounds);
         let z = Normal::standard();
         let score = |p: f64| z.inverse_cdf((1.0 - p).clamp(1e-300, 1.0 - 1e-16));
         let mut out = None;
         for (k, &n) in self.looks.iter().enumerate() {
-            if n > d.len() {
+            if n > available {
                 break;
             }
-            let p = signed_rank_on(d[..n].iter().map(|x| x - up)).p;
-            let p_clear = signed_rank_on(d[..n].iter().map(|x| down - x)).p;
+            let (p, p_clear) = tests(n)?;
             let last = k + 1 == self.looks.len();
             let s = Sequential {
                 decision: if score(p) >= reg[k] {
@@ -289,8 +423,8 @@ impl Plan {
             }
         }
         out.ok_or(StatsError::TooFewSamples {
-            sample: "pairs",
-            got: d.len(),
+            sample: what,
+            got: available,
             need: self.looks[0],
         })
     }
@@ -456,5 +590,74 @@ mod tests {
         );
         // And the test is not vacuous: it does reject sometimes.
         assert!(false_alarms > 0 && wrongly_cleared > 0);
+    }
+
+    #[test]
+    fn information_proportional_to_pairs_is_the_paired_plan() {
+        let by_pairs = boundaries(&[10, 20, 40], 0.01, Spending::Pocock).unwrap();
+        let by_info = boundaries_at(&[0.25, 0.5, 1.0], 0.01, Spending::Pocock).unwrap();
+        assert_eq!(by_pairs, by_info);
+        // Against a fixed sample the later looks add less information,
+        // so the boundaries differ from the paired plan's.
+        let fixed = Plan::against_fixed(vec![10, 20, 40], 10, 0.01, 0.05).unwrap();
+        let paired = Plan::new(vec![10, 20, 40], 0.01, 0.05).unwrap();
+        assert_ne!(fixed.regression_bounds, paired.regression_bounds);
+        assert!(Plan::against_fixed(vec![10], 0, 0.01, 0.05).is_err());
+    }
+
+    /// The promise against a stored baseline: over fresh baselines and
+    /// runs, a cell centred on the margin ends a regression at most
+    /// `alpha` of the time over all looks, one slowed by the threshold is
+    /// cleared at most `clear_alpha` of the time; and both happen.
+    #[test]
+    fn the_levels_hold_over_all_looks_against_a_fixed_sample() {
+        let mut rng = crate::behaviour_tests::Rng::new(11);
+        let p = Plan::against_fixed(Plan::looks_every(5, 30), 20, 0.05, 0.05).unwrap();
+        let trials = 3000;
+        let (mut false_alarms, mut wrongly_cleared) = (0, 0);
+        let draw = |centre: f64, n: usize, rng: &mut crate::behaviour_tests::Rng| -> Vec<f64> {
+            (0..n)
+                .map(|_| (centre + 0.03 * rng.normal()).exp())
+                .collect()
+        };
+        for _ in 0..trials {
+            let base = draw(0.0, 20, &mut rng);
+            let at_margin = draw(0.05f64.ln_1p(), 30, &mut rng);
+            let at_threshold = draw(0.10f64.ln_1p(), 30, &mut rng);
+            let decide = |head: &[f64]| {
+                p.decide_against_fixed(&base, head, 0.10, 0.05)
+                    .unwrap()
+                    .decision
+            };
+            false_alarms += usize::from(decide(&at_margin) == Decision::Regression);
+            wrongly_cleared += usize::from(decide(&at_threshold) == Decision::Cleared);
+        }
+        // Binomial(3000, 0.05) stays below 0.064 with probability > 0.999.
+        let rate = |n: usize| n as f64 / trials as f64;
+        assert!(rate(false_alarms) < 0.064, "{false_alarms}");
+        assert!(rate(wrongly_cleared) < 0.064, "{wrongly_cleared}");
+        assert!(false_alarms > 0 && wrongly_cleared > 0);
+    }
+
+    #[test]
+    fn against_a_fixed_sample_a_large_slowdown_stops_early_and_a_quiet_cell_clears() {
+        let base: Vec<f64> = (0..20).map(|i| 100.0 + (i % 7) as f64 * 0.1).collect();
+        let p = Plan::against_fixed(Plan::looks_every(5, 30), 20, 0.001, 0.05).unwrap();
+        let slow: Vec<f64> = base.iter().map(|b| b * 1.5).collect();
+        let s = p.decide_against_fixed(&base, &slow, 0.05, 0.025).unwrap();
+        assert_eq!(s.decision, Decision::Regression);
+        assert!(s.look < 3, "{s:?}");
+        let same: Vec<f64> = base.iter().rev().copied().collect();
+        let s = p.decide_against_fixed(&base, &same, 0.05, 0.025).unwrap();
+        assert_eq!((s.decision, s.look, s.pairs), (Decision::Cleared, 0, 5));
+        // Five rounds, the first look not reached: keep going.
+        let s = p.decide_against_fixed(&base, &slow[..3], 0.05, 0.025);
+        assert!(s.is_err());
+        // The last look's level: what a cell's smallest p must reach.
+        assert!(
+            p.last_level() < 0.001 && p.last_level() > 1e-5,
+            "{}",
+            p.last_level()
+        );
     }
 }
