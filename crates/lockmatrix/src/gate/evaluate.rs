@@ -308,8 +308,8 @@ impl Reference<'_> {
             return out;
         };
         for t in run.targets.iter().filter(|t| t.status == Status::Ok) {
-            let testbed = Testbed::of(run, t);
             for s in &t.suites {
+                let testbed = Testbed::of_suite(run, t, &s.suite);
                 let Some(Some(b)) = files.get(&(t.name.clone(), s.suite.clone())) else {
                     continue;
                 };
@@ -593,8 +593,8 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
         .map(|n| (n as usize).min(family::MAX_PAIRS));
     for t in &run.targets {
         target_status(t, &mut report);
-        let testbed = Testbed::of(run, t);
         for s in &t.suites {
+            let testbed = Testbed::of_suite(run, t, &s.suite);
             let Some(found) = reference_of(reference, t, s, &mut report) else {
                 continue;
             };
@@ -680,7 +680,7 @@ fn reference_of(
                 )),
                 _ => {}
             }
-            let testbed = bt.map(|b| Testbed::of(base, b));
+            let testbed = bt.map(|b| Testbed::of_suite(base, b, &s.suite));
             Some(SuiteReference {
                 cells,
                 count_testbed: testbed.clone(),
@@ -739,7 +739,7 @@ fn reference_of(
                             .filter(|c| c.kind().exact())
                             .collect(),
                     ));
-                    found.count_testbed = Some(Testbed::of(r, rt));
+                    found.count_testbed = Some(Testbed::of_suite(r, rt, &rs.suite));
                     found.footprints = Footprints::of(&rt.triple, rs);
                     found.binary = rt.binaries.get(&rs.suite).cloned();
                     found.recount = Some((
@@ -916,10 +916,7 @@ fn suite(
         report.cells.push(r);
     }
     if let Some((commit, recorded_with)) = &reference.recount {
-        let counted_with = t
-            .toolchain
-            .as_ref()
-            .map_or_else(String::new, |x| x.version.clone());
+        let counted_with = t.compiler_of(&s.suite).unwrap_or_default();
         let counts = report.counts_compared - counts_before;
         match report
             .recounted
