@@ -778,6 +778,11 @@ fn item(t: &TargetResult, suite: Option<&SuiteRun>, what: String) -> Item {
 /// A target that was not run is a note; one that broke outside its suites
 /// (set-up, build) is a problem. Suite failures are reported per suite.
 fn target_status(t: &TargetResult, report: &mut GateReport) {
+    // Suites left out for want of a Rust backend: said once, never failing
+    // (a target with nothing left to run says it as its not-run reason).
+    if let (Some(why), false) = (&t.not_built, matches!(t.status, Status::NotRun(_))) {
+        report.notes.push(item(t, None, why.clone()));
+    }
     match &t.status {
         Status::Ok => {}
         Status::Pending => {

@@ -819,7 +819,15 @@ pub fn run(
     // A crate's locks are not made of the suites' atomics: loom cannot
     // check them, and the suites' own locks did not run.
     if !opts.counts_only && prepared.subject.is_none() {
-        run.models = ordering::models(root, &names, &opts.features, observer);
+        // The suites some target ran: alpha alone runs no lock of a model.
+        let ran: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| {
+                (selected.iter()).any(|s| crate::select::for_target(&[n], &s.target).0.contains(n))
+            })
+            .collect();
+        run.models = ordering::models(root, &ran, &opts.features, observer);
     }
 
     run.finished = Some(host::utc(host::now_secs()));
