@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-mod c;
+pub mod c;
 
 pub struct Job<'a> {
     pub target: &'a Target,
