@@ -427,3 +427,38 @@ mod tests {
         assert_eq!(x.entered, BTreeMap::from([("h".to_string(), 1.0)]));
     }
 }
+
+/// The C suites' harness (`suites/atomic-c/harness.h`) speaks to the same
+/// plugin with the same markers: its constants are these.
+#[cfg(test)]
+mod c_harness {
+    #[test]
+    fn the_c_harness_defines_the_same_constants() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../atomic-c/harness.h");
+        let h = std::fs::read_to_string(path).unwrap();
+        let define = |name: &str| -> i64 {
+            let line = h
+                .lines()
+                .find(|l| l.starts_with(&format!("#define {name} ")))
+                .unwrap_or_else(|| panic!("{path}: no #define {name}"));
+            let v = line.split_whitespace().nth(2).unwrap();
+            let v = v.trim_end_matches(['L', 'u']);
+            match v.strip_prefix("0x") {
+                Some(hex) => i64::from_str_radix(hex, 16).unwrap(),
+                None => v.parse().unwrap(),
+            }
+        };
+        assert_eq!(define("LM_MARKER_SYSCALL"), super::SYSCALL as i64);
+        assert_eq!(define("LM_MARKER_MAGIC"), super::MAGIC as i64);
+        assert_eq!(define("LM_PHASE_BEGIN"), super::PHASE_BEGIN as i64);
+        assert_eq!(define("LM_PHASE_END"), super::PHASE_END as i64);
+        assert_eq!(
+            define("LM_PHASE_BEGIN_TRACED"),
+            super::PHASE_BEGIN_TRACED as i64
+        );
+        assert_eq!(define("LM_NO_HISTOGRAM"), super::NO_HISTOGRAM as i64);
+        assert_eq!(define("LM_PROBE_REGION"), super::PROBE_REGION as i64);
+        assert_eq!(define("LM_INSNS_ITERS"), crate::measure::INSNS_ITERS as i64);
+        assert_eq!(define("LM_PROTOCOL_VERSION"), crate::out::PROTOCOL_VERSION);
+    }
+}

@@ -67,8 +67,8 @@ fn cas_of(t: &TargetResult, s: &SuiteRun) -> Cas {
         let barriers = isa.zip(record).map(|(isa, r)| {
             (executed(isa, r).entries.iter())
                 .filter(|e| e.class == Class::FullBarrier)
-                .map(|e| e.count)
-                .sum()
+                // From +0: an empty f64 sum is -0, shown "-0".
+                .fold(0.0, |n, e| n + e.count)
         });
         (insns, barriers)
     };
