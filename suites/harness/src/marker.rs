@@ -436,7 +436,7 @@ mod c_harness {
     fn the_c_harness_defines_the_same_constants() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../atomic-c/harness.h");
         let h = std::fs::read_to_string(path).unwrap();
-        let define = |name: &str| -> i64 {
+        let define = |name: &str| -> i128 {
             let line = h
                 .lines()
                 .find(|l| l.starts_with(&format!("#define {name} ")))
@@ -444,21 +444,27 @@ mod c_harness {
             let v = line.split_whitespace().nth(2).unwrap();
             let v = v.trim_end_matches(['L', 'u']);
             match v.strip_prefix("0x") {
-                Some(hex) => i64::from_str_radix(hex, 16).unwrap(),
+                Some(hex) => i128::from_str_radix(hex, 16).unwrap(),
                 None => v.parse().unwrap(),
             }
         };
-        assert_eq!(define("LM_MARKER_SYSCALL"), super::SYSCALL as i64);
-        assert_eq!(define("LM_MARKER_MAGIC"), super::MAGIC as i64);
-        assert_eq!(define("LM_PHASE_BEGIN"), super::PHASE_BEGIN as i64);
-        assert_eq!(define("LM_PHASE_END"), super::PHASE_END as i64);
+        assert_eq!(define("LM_MARKER_SYSCALL"), i128::from(super::SYSCALL));
+        assert_eq!(define("LM_MARKER_MAGIC"), i128::from(super::MAGIC));
+        assert_eq!(define("LM_PHASE_BEGIN"), i128::from(super::PHASE_BEGIN));
+        assert_eq!(define("LM_PHASE_END"), i128::from(super::PHASE_END));
         assert_eq!(
             define("LM_PHASE_BEGIN_TRACED"),
-            super::PHASE_BEGIN_TRACED as i64
+            i128::from(super::PHASE_BEGIN_TRACED)
         );
-        assert_eq!(define("LM_NO_HISTOGRAM"), super::NO_HISTOGRAM as i64);
-        assert_eq!(define("LM_PROBE_REGION"), super::PROBE_REGION as i64);
-        assert_eq!(define("LM_INSNS_ITERS"), crate::measure::INSNS_ITERS as i64);
-        assert_eq!(define("LM_PROTOCOL_VERSION"), crate::out::PROTOCOL_VERSION);
+        assert_eq!(define("LM_NO_HISTOGRAM"), i128::from(super::NO_HISTOGRAM));
+        assert_eq!(define("LM_PROBE_REGION"), i128::from(super::PROBE_REGION));
+        assert_eq!(
+            define("LM_INSNS_ITERS"),
+            i128::from(crate::measure::INSNS_ITERS)
+        );
+        assert_eq!(
+            define("LM_PROTOCOL_VERSION"),
+            i128::from(crate::out::PROTOCOL_VERSION)
+        );
     }
 }
