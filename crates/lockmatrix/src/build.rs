@@ -636,6 +636,11 @@ fn locked_build(
         binaries.extend(cargo_build(&rust_req, job, observer)?);
     }
     for suite in c_suites {
+        // A tree from before the suite existed (an `--against` base) has
+        // none to build: its target runs the head's alone.
+        if !req.tree.root.join("suites").join(suite).is_dir() {
+            continue;
+        }
         let (name, binary) = c::build(req.tree, job, suite, req.sources, observer)?;
         binaries.insert(name, binary);
     }

@@ -234,3 +234,51 @@ fn an_extra_mb_in_the_c_fully_ordered_cas_fails_against_on_alpha_by_count_and_fo
     assert!(shown.contains("ORDERING CHANGED"), "{shown}");
     std::fs::remove_dir_all(&work).unwrap();
 }
+
+/// A base revision from before the C twin existed: the head's runs alone,
+/// its cells new, and the gate passes (the first pull request that adds a
+/// C suite compares it with nothing, and says so).
+#[test]
+fn a_base_without_the_c_suite_compares_nothing_and_says_so() {
+    let _cpus = shared_cpus();
+    let work = scratch_dir("alpha-new-suite");
+    let repo = work.join("repo");
+    let results = work.join("results");
+    scratch_repo(&repo);
+    git(&repo, &["rm", "-q", "-r", "suites/atomic-c"]);
+    git(&repo, &["commit", "-q", "-m", "before atomic-c"]);
+    let before = git(&repo, &["rev-parse", "HEAD"]);
+    git(&repo, &["revert", "--no-edit", "HEAD"]);
+    let args = [
+        "--against",
+        &before,
+        "--targets",
+        "alpha,s390x",
+        "--suites",
+        "atomic-c",
+        "--rounds",
+        "1",
+    ];
+    let (out, report) = matrix_report(&repo, &results, &work.join("new.json"), &args);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let notes: Vec<String> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["what"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        notes
+            .iter()
+            .filter(|n| n.contains("has no such suite: every cell is new"))
+            .count(),
+        2,
+        "{notes:?}"
+    );
+    let verdicts: std::collections::BTreeSet<&str> = (report["cells"].as_array().unwrap().iter())
+        .map(|c| c["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["no_baseline"].into(), "{report}");
+    std::fs::remove_dir_all(&work).unwrap();
+}
