@@ -171,6 +171,42 @@ pub fn render(run: &Run) -> String {
     )
 }
 
+/// The table in Markdown, as a `(summary, table)` section of the gate's
+/// Markdown report (a pull request's comment); `None` when no target ran
+/// either suite.
+pub fn markdown(run: &Run) -> Option<(String, String)> {
+    let md = crate::escape::markdown;
+    let rows = self::rows(run);
+    if rows.is_empty() {
+        return None;
+    }
+    let mut body = String::from(
+        "| Architecture | Speedup | CAS local | CAS sync | Enable | Disable | CAS local insns rustc/gcc | CAS sync insns rustc/gcc | CAS sync barriers rustc/gcc |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in &rows {
+        let [local, sync, enable, disable] = r.ns;
+        let by = if r.compiler == "gcc" { ", gcc" } else { "" };
+        let runner = if r.qemu { "qemu" } else { "native" };
+        body.push_str(&format!(
+            "| {} ({runner}{by}) | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            md(&r.target),
+            fmt(r.speedup, 2),
+            fmt(local, 1),
+            fmt(sync, 1),
+            fmt(enable, 1),
+            fmt(disable, 1),
+            versus(r, |c| c.insns[0]),
+            versus(r, |c| c.insns[1]),
+            versus(r, |c| c.barriers[1]),
+        ));
+    }
+    body.push_str(&format!("\n{IA64}\n"));
+    Some((
+        "Seed 000: CAS vs interrupt disable (ns per op; QEMU times are the emulator's; rustc/gcc counted under QEMU)".into(),
+        body,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
