@@ -790,6 +790,38 @@ targets:
         );
     }
 
+    #[test]
+    fn a_target_without_rust_needs_a_linker_and_only_qemu_takes_a_sysroot() {
+        let c = parse(
+            Path::new("t.yaml"),
+            &GOOD.replace("    packages: [qemu-user]\n", "    packages: [qemu-user]\n    rust: false\n    qemu_ld_prefix: /usr/aarch64-linux-gnu\n"),
+        )
+        .unwrap();
+        assert!(!c.targets[0].rust && c.targets[1].rust);
+        assert_eq!(
+            c.targets[0].qemu_ld_prefix.as_deref(),
+            Some("/usr/aarch64-linux-gnu")
+        );
+        let no_linker = GOOD
+            .replace("    linker: aarch64-linux-gnu-gcc\n", "")
+            .replace(
+                "    packages: [qemu-user]\n",
+                "    packages: [qemu-user]\n    rust: false\n",
+            );
+        assert_eq!(
+            parse_err(&no_linker),
+            "targets.yaml:4: target 'aarch64': `rust: false` needs `linker`: the cross gcc that builds its C suites"
+        );
+        let native = GOOD.replace(
+            "    timeout_secs: 5",
+            "    timeout_secs: 5\n    qemu_ld_prefix: /usr",
+        );
+        assert_eq!(
+            parse_err(&native),
+            "targets.yaml:12: target 'x86_64': `qemu_ld_prefix` is only for runner qemu, not native"
+        );
+    }
+
     const VARIANTS: &str = "    variants:
       - name: llsc
         qemu_cpu: cortex-a53
