@@ -13,9 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+pub mod c;
+
 pub struct Job<'a> {
     pub target: &'a Target,
-    pub toolchain: Toolchain,
+    /// `None` for a target without a Rust backend: only its C suites build.
+    pub toolchain: Option<Toolchain>,
     pub linker: PathBuf,
     /// The cache ([`crate::cache::dir`]) its target dir is in.
     pub cache: PathBuf,
@@ -35,6 +38,9 @@ pub struct Built {
 pub struct Binary {
     pub path: PathBuf,
     pub sha256: String,
+    /// What built it, when not the target's Rust toolchain: a C suite's
+    /// cross gcc with its flags ([`c`]).
+    pub compiler: Option<crate::results::ToolInfo>,
 }
 
 /// Why a target's suites did not build, as data from the moment it
@@ -48,13 +54,17 @@ pub enum BuildError {
     /// Something around cargo failed (starting it, the target dir's lock,
     /// keeping a binary): what, with the path.
     Around { what: String },
+    /// A C suite's compiler failed: its first error line, and its log.
+    Compiler { error: String, log: PathBuf },
 }
 
 impl BuildError {
     /// The failure a run records.
     pub fn failure(&self) -> crate::results::Failure {
         let (error, log) = match self {
-            BuildError::Cargo { error, log } => (error.clone(), Some(log.display().to_string())),
+            BuildError::Cargo { error, log } | BuildError::Compiler { error, log } => {
+                (error.clone(), Some(log.display().to_string()))
+            }
             BuildError::NoBinary { path } => {
                 (format!("build produced no binary {}", path.display()), None)
             }
@@ -103,6 +113,7 @@ pub fn sources_hash(root: &Path, features: &[String]) -> std::io::Result<String>
 fn packages() -> impl Iterator<Item = &'static str> {
     crate::select::SUITES
         .iter()
+        .filter(|s| s.lang == crate::select::Lang::Rust)
         .map(|s| s.name)
         .chain(std::iter::once("harness"))
 }
@@ -132,7 +143,7 @@ fn clean_suites(root: &Path, job: &Job) -> Result<(), BuildError> {
     // The result does not matter: a target dir that never built a package
     // has nothing stale in it (and `clean -p` may say so).
     clean.output().map_err(|e| BuildError::Around {
-        what: format!("cannot run {}: {e}", job.toolchain.cargo.display()),
+        what: format!("cannot run {}: {e}", tc(job).cargo.display()),
     })?;
     // The record described the binaries just cleaned: kept, it would make
     // the next build (an `--against` base's or head's) warn of tampering.
@@ -205,6 +216,14 @@ fn target_dir(job: &Job) -> PathBuf {
     job.cache.join("target").join(dir)
 }
 
+/// The Rust toolchain of `job`: only its Rust suites' build asks, and a
+/// target without one has none to build ([`crate::select::for_target`]).
+fn tc<'a>(job: &'a Job) -> &'a Toolchain {
+    job.toolchain
+        .as_ref()
+        .expect("Rust suites are built only for a target with a Rust toolchain")
+}
+
 /// `CARGO_TARGET_<TRIPLE>_<KEY>` as cargo spells it.
 fn target_env(triple: &str, key: &str) -> String {
     format!(
@@ -235,20 +254,20 @@ pub fn cargo(program: &Path) -> Command {
 /// Cargo with the environment every build (and clean) for `job` uses.
 fn cargo_for(root: &Path, job: &Job) -> Command {
     let triple = &job.target.triple;
-    let mut cmd = cargo(&job.toolchain.cargo);
+    let mut cmd = cargo(&tc(job).cargo);
     cmd.current_dir(root)
         // One directory per triple: two targets build at once without
         // waiting on each other's cargo lock. A toolchain change shows in
         // cargo's fingerprints.
         .env("CARGO_TARGET_DIR", target_dir(job))
-        .env("RUSTC", &job.toolchain.rustc)
+        .env("RUSTC", &tc(job).rustc)
         .env(target_env(triple, "LINKER"), &job.linker)
         // Static binaries run under qemu-user without a sysroot and can be
         // copied to a remote box as they are.
         // (and a variant's CPU and features, with the std built once for
         // the triple: see [`sysroot_dir`]).
         .env(target_env(triple, "RUSTFLAGS"), suite_rustflags(job));
-    if job.toolchain.build_std {
+    if tc(job).build_std {
         // The suites built with build-std's std before it was shared, and
         // the toolchain is a stable one: they still see the same compiler.
         cmd.env("RUSTC_BOOTSTRAP", "1");
@@ -260,7 +279,7 @@ fn cargo_for(root: &Path, job: &Job) -> Command {
 /// build-std toolchain the sysroot its std was built into.
 fn suite_rustflags(job: &Job) -> String {
     let mut flags = job.target.codegen_flags();
-    if job.toolchain.build_std {
+    if tc(job).build_std {
         flags.push(format!("--sysroot {}", sysroot_dir(job).display()));
     }
     flags.join(" ")
@@ -302,7 +321,7 @@ const STD_FEATURES: &str = "default";
 /// ([`crate::config::Target::std_codegen_flags`]), the crates, their
 /// features and the profile. Not the target's CPU or features: variants share it.
 pub fn sysroot_key(job: &Job) -> String {
-    let tc = &job.toolchain;
+    let tc = tc(job);
     let all = format!(
         "{:?}\0{:?}\0{}\0{}\0{}\0{}\0{STD_CRATES}\0{STD_FEATURES}\0{STD_MANIFEST}",
         tc.rustc,
@@ -338,10 +357,10 @@ const SYSROOT_DONE: &str = "lockmatrix-sysroot";
 pub fn std_command(job: &Job) -> Command {
     let work = sysroot_work(job);
     let triple = &job.target.triple;
-    let mut cmd = cargo(&job.toolchain.cargo);
+    let mut cmd = cargo(&tc(job).cargo);
     cmd.current_dir(work.join("crate"))
         .env("CARGO_TARGET_DIR", work.join("target"))
-        .env("RUSTC", &job.toolchain.rustc)
+        .env("RUSTC", &tc(job).rustc)
         // build-std is unstable, and the toolchain is a stable one.
         .env("RUSTC_BOOTSTRAP", "1")
         .env(
@@ -390,7 +409,7 @@ fn ensure_sysroot(job: &Job, log: &Path) -> Result<String, BuildError> {
     let mut cmd = std_command(job);
     let out = cmd
         .output()
-        .map_err(|e| around(format!("cannot run {}: {e}", job.toolchain.cargo.display())))?;
+        .map_err(|e| around(format!("cannot run {}: {e}", tc(job).cargo.display())))?;
     let said = format!(
         "std: building sysroot {} for {} with {:?}\n{}",
         dir.display(),
@@ -452,8 +471,8 @@ fn ensure_sysroot(job: &Job, log: &Path) -> Result<String, BuildError> {
             "{}\n{}\n{} ({})\n{copied} rlibs, built in {secs:.1}s\n",
             job.target.triple,
             job.target.std_codegen_flags().join(" "),
-            job.toolchain.version(),
-            job.toolchain.label,
+            tc(job).version(),
+            tc(job).label,
         ),
     )
     .map_err(|e| io(&marker, e))?;
@@ -571,7 +590,11 @@ fn keep(
     }
     let _ = std::fs::remove_file(kept);
     write_binary(kept, &bytes)?;
-    Ok(Binary { path, sha256 })
+    Ok(Binary {
+        path,
+        sha256,
+        compiler: None,
+    })
 }
 
 /// What every build from one tree shares ([`TreeBuilder`]).
@@ -593,7 +616,39 @@ fn build_one(req: &Request, job: &Job, observer: &dyn Observer) -> Built {
     }
 }
 
+/// The suites of `req` that `job`'s target runs, each built by what
+/// builds its language: cargo the Rust ones, the cross gcc the C ones.
 fn locked_build(
+    req: &Request,
+    job: &Job,
+    observer: &dyn Observer,
+) -> Result<BTreeMap<String, Binary>, BuildError> {
+    use crate::select::{lang, Lang};
+    let (suites, _) = crate::select::for_target(req.suites, job.target);
+    let (c_suites, rust): (Vec<&str>, Vec<&str>) =
+        suites.iter().partition(|s| lang(s) == Some(Lang::C));
+    let mut binaries = BTreeMap::new();
+    if !rust.is_empty() {
+        let rust_req = Request {
+            suites: &rust,
+            ..*req
+        };
+        binaries.extend(cargo_build(&rust_req, job, observer)?);
+    }
+    for suite in c_suites {
+        // A tree from before the suite existed (an `--against` base) has
+        // none to build: its target runs the head's alone.
+        if !req.tree.root.join("suites").join(suite).is_dir() {
+            continue;
+        }
+        let (name, binary) = c::build(req.tree, job, suite, req.sources, observer)?;
+        binaries.insert(name, binary);
+    }
+    Ok(binaries)
+}
+
+/// The Rust suites of `req`, built by cargo with `job`'s toolchain.
+fn cargo_build(
     req: &Request,
     job: &Job,
     observer: &dyn Observer,
@@ -627,7 +682,7 @@ fn locked_build(
         );
         return Ok(done);
     }
-    let std_said = if job.toolchain.build_std {
+    let std_said = if tc(job).build_std {
         ensure_sysroot(job, log)?
     } else {
         String::new()
@@ -646,7 +701,7 @@ fn locked_build(
         clean_suites(root, job)?;
     }
     let out = cmd.output().map_err(|e| BuildError::Around {
-        what: format!("cannot run {}: {e}", job.toolchain.cargo.display()),
+        what: format!("cannot run {}: {e}", tc(job).cargo.display()),
     })?;
     let _ = std::fs::write(log, [std_said.as_bytes(), &out.stderr].concat());
     if !out.status.success() {
@@ -699,7 +754,7 @@ fn builds_dir(cache: &Path) -> PathBuf {
 fn build_key(cmd: &Command, sources: &str, job: &Job) -> String {
     let mut all = format!(
         "{sources}\0{}\0{:?}\0",
-        job.toolchain.version(),
+        tc(job).version(),
         cmd.get_program()
     );
     for a in cmd.get_args() {
@@ -760,7 +815,14 @@ fn built_before(
             }
         }
         let sha256 = crate::file::sha256(&bytes);
-        binaries.insert(s.to_string(), Binary { path, sha256 });
+        binaries.insert(
+            s.to_string(),
+            Binary {
+                path,
+                sha256,
+                compiler: None,
+            },
+        );
     }
     Ok(Some(binaries))
 }
@@ -885,12 +947,12 @@ mod tests {
     fn job<'a>(target: &'a Target, build_std: bool, rustc: &str) -> Job<'a> {
         Job {
             target,
-            toolchain: Toolchain {
+            toolchain: Some(Toolchain {
                 label: "test".into(),
                 cargo: "/nonexistent/cargo".into(),
                 rustc: rustc.into(),
                 build_std,
-            },
+            }),
             linker: "aarch64-linux-gnu-gcc".into(),
             cache: "/cache".into(),
         }

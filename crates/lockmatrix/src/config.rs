@@ -97,6 +97,20 @@ pub struct Target {
     /// The variant a target was expanded from (not in targets.yaml).
     #[serde(skip_deserializing, default)]
     pub variant: Option<Name>,
+    /// `false`: rustc has no backend for this target (alpha), so only the
+    /// C suites are built, by `linker`, and every report says why the
+    /// others are not (`select::for_target`).
+    #[serde(default = "yes")]
+    pub rust: bool,
+    /// A qemu target whose C suites link dynamically against this sysroot
+    /// (given to the emulator as `-L`), where its static binaries do not
+    /// run under Debian's QEMU (alpha's crash in glibc's start-up).
+    #[serde(default)]
+    pub qemu_ld_prefix: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A CPU or feature choice a target also runs with, as its own column:
@@ -342,6 +356,21 @@ fn validate(config: &Config, text: &str) -> Result<(), ConfigError> {
                 "`counted_under` is for native and ssh targets; a qemu target counts under its `emulator`".into(),
             ));
         }
+        if t.qemu_ld_prefix.is_some() && t.runner != RunnerKind::Qemu {
+            return Err(err(
+                i,
+                format!(
+                    "`qemu_ld_prefix` is only for runner qemu, not {}",
+                    t.runner.name()
+                ),
+            ));
+        }
+        if !t.rust && t.linker.is_none() {
+            return Err(err(
+                i,
+                "`rust: false` needs `linker`: the cross gcc that builds its C suites".into(),
+            ));
+        }
         if t.ssh.is_some() && t.runner != RunnerKind::Ssh {
             return Err(err(
                 i,
@@ -514,6 +543,11 @@ fn fields(t: &Target) -> Vec<(&'static str, &str, Rule)> {
     );
     out.extend(t.linker.as_deref().map(|l| ("linker", l, Rule::Program)));
     out.extend(
+        t.qemu_ld_prefix
+            .as_deref()
+            .map(|p| ("qemu_ld_prefix", p, Rule::Program)),
+    );
+    out.extend(
         t.packages
             .iter()
             .map(|p| ("packages", p.as_str(), Rule::Package)),
@@ -581,9 +615,17 @@ targets:
     fn parses_the_committed_targets_file() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let c = load(&root.join("targets.yaml")).unwrap();
-        // 10 targets, and the CPU variants of aarch64, powerpc64le and s390x.
+        // 11 targets, and the CPU variants of aarch64, powerpc64le and s390x.
         let bases = c.targets.iter().filter(|t| t.variant.is_none()).count();
-        assert_eq!((bases, c.targets.len()), (10, 16));
+        assert_eq!((bases, c.targets.len()), (11, 17));
+        // alpha alone has no Rust backend.
+        let no_rust: Vec<&str> = c
+            .targets
+            .iter()
+            .filter(|t| !t.rust)
+            .map(|t| t.name.as_str())
+            .collect();
+        assert_eq!(no_rust, ["alpha64"]);
         assert!(c.targets.iter().all(|t| t.enabled));
         let mips = c.targets.iter().find(|t| t.name == "mips32").unwrap();
         assert_eq!(mips.triple, "mips-unknown-linux-gnu");
@@ -745,6 +787,38 @@ targets:
         assert!(
             e.starts_with("targets.yaml:12: target 'aarch64': duplicates"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_target_without_rust_needs_a_linker_and_only_qemu_takes_a_sysroot() {
+        let c = parse(
+            Path::new("t.yaml"),
+            &GOOD.replace("    packages: [qemu-user]\n", "    packages: [qemu-user]\n    rust: false\n    qemu_ld_prefix: /usr/aarch64-linux-gnu\n"),
+        )
+        .unwrap();
+        assert!(!c.targets[0].rust && c.targets[1].rust);
+        assert_eq!(
+            c.targets[0].qemu_ld_prefix.as_deref(),
+            Some("/usr/aarch64-linux-gnu")
+        );
+        let no_linker = GOOD
+            .replace("    linker: aarch64-linux-gnu-gcc\n", "")
+            .replace(
+                "    packages: [qemu-user]\n",
+                "    packages: [qemu-user]\n    rust: false\n",
+            );
+        assert_eq!(
+            parse_err(&no_linker),
+            "targets.yaml:4: target 'aarch64': `rust: false` needs `linker`: the cross gcc that builds its C suites"
+        );
+        let native = GOOD.replace(
+            "    timeout_secs: 5",
+            "    timeout_secs: 5\n    qemu_ld_prefix: /usr",
+        );
+        assert_eq!(
+            parse_err(&native),
+            "targets.yaml:12: target 'x86_64': `qemu_ld_prefix` is only for runner qemu, not native"
         );
     }
 

@@ -43,7 +43,9 @@ impl std::fmt::Display for Missing {
 
 /// The tools one target needs, each found or with the reason it is not.
 pub struct Readiness {
-    pub toolchain: Result<Toolchain, Missing>,
+    /// `Ok(None)` for a target without a Rust backend (`rust: false`):
+    /// its C suites need only the linker, its cross gcc.
+    pub toolchain: Result<Option<Toolchain>, Missing>,
     pub linker: Result<PathBuf, Missing>,
     /// `None` for runners without an emulator.
     pub emulator: Option<Result<PathBuf, Missing>>,
@@ -88,10 +90,16 @@ pub fn check(t: &Target, need: toolchain::Version, only: &toolchain::Only) -> Re
     let emulator =
         (t.runner == RunnerKind::Qemu).then(|| find(t.emulator.as_deref().unwrap_or_default()));
     let counter = t.counted_under.as_deref().map(find);
-    let toolchain = toolchain::discover_only(&t.triple, need, only).map_err(Missing::Toolchain);
-    let label = toolchain
-        .as_ref()
-        .map(|tc| format!("{} [{}]", tc.label, tc.version()));
+    let toolchain = match t.rust {
+        true => toolchain::discover_only(&t.triple, need, only)
+            .map(Some)
+            .map_err(Missing::Toolchain),
+        false => Ok(None),
+    };
+    let label = toolchain.as_ref().map(|tc| {
+        tc.as_ref()
+            .map(|tc| format!("{} [{}]", tc.label, tc.version()))
+    });
     // The emulator that models `qemu_cpu`: the runner's, or the counter's.
     let modeller = emulator
         .as_ref()
@@ -101,7 +109,8 @@ pub fn check(t: &Target, need: toolchain::Version, only: &toolchain::Only) -> Re
         rustc: toolchain
             .as_ref()
             .ok()
-            .zip(label.as_ref().ok())
+            .and_then(Option::as_ref)
+            .zip(label.as_ref().ok().and_then(|l| l.as_ref()))
             .map(|(tc, label)| (tc.rustc.as_path(), label.as_str())),
         emulator: modeller.map(PathBuf::as_path),
     };

@@ -4,32 +4,82 @@ use crate::config::{Config, Target};
 use anyhow::bail;
 use anyhow::Result;
 
-/// A suite crate under `suites/`.
+/// A suite under `suites/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Suite {
     pub name: &'static str,
     /// Test-only suites are never selected by default nor listed as valid.
     pub test_only: bool,
+    pub lang: Lang,
+}
+
+/// What a suite is written in, and so what builds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    /// A workspace crate, built by cargo with the target's Rust toolchain.
+    Rust,
+    /// C sources in `suites/<name>/`, built by the target's cross gcc
+    /// (`build::c`): the one kind a target without a Rust backend runs.
+    C,
 }
 
 pub const SUITES: &[Suite] = &[
     Suite {
         name: "atomic",
         test_only: false,
+        lang: Lang::Rust,
     },
     Suite {
         name: "spinlock",
         test_only: false,
+        lang: Lang::Rust,
     },
     Suite {
         name: "rwsem",
         test_only: false,
+        lang: Lang::Rust,
+    },
+    // The atomic suite's C twin: the same cells compiled by GCC, on every
+    // target, and the one suite alpha (no Rust backend) runs.
+    Suite {
+        name: "atomic-c",
+        test_only: false,
+        lang: Lang::C,
     },
     Suite {
         name: "faulty",
         test_only: true,
+        lang: Lang::Rust,
     },
 ];
+
+/// The language of suite `name`; `None` for no suite of [`SUITES`].
+pub fn lang(name: &str) -> Option<Lang> {
+    SUITES.iter().find(|s| s.name == name).map(|s| s.lang)
+}
+
+/// Of `suites`, the ones target `t` builds and runs, and when it leaves
+/// some out, why, in one line for every report.
+pub fn for_target<'a>(suites: &[&'a str], t: &Target) -> (Vec<&'a str>, Option<String>) {
+    if t.rust {
+        return (suites.to_vec(), None);
+    }
+    let (runs, left): (Vec<&str>, Vec<&str>) =
+        suites.iter().partition(|s| lang(s) == Some(Lang::C));
+    let why = (!left.is_empty()).then(|| {
+        let ran = match runs.as_slice() {
+            [] => "no C suite was selected".to_string(),
+            ["atomic-c"] => "the C atomic suite runs".to_string(),
+            more => format!("the C suites run ({})", more.join(", ")),
+        };
+        format!(
+            "no Rust backend for {}; {ran} ({} not built)",
+            t.class,
+            left.join(", ")
+        )
+    });
+    (runs, why)
+}
 
 /// One target of the selection, and why it will not run if it will not.
 #[derive(Debug, Clone)]
@@ -195,12 +245,32 @@ mod tests {
     #[test]
     fn suites_resolve_and_hide_test_only_ones() {
         let all: Vec<&str> = suites(None).unwrap().iter().map(|s| s.name).collect();
-        assert_eq!(all, ["atomic", "spinlock", "rwsem"]);
+        assert_eq!(all, ["atomic", "spinlock", "rwsem", "atomic-c"]);
         assert_eq!(suites(Some("faulty")).unwrap()[0].name, "faulty");
         let msg = suites(Some("atomic,locks")).unwrap_err().to_string();
         assert_eq!(
             msg,
-            "unknown suite 'locks' in --suites. Valid suites: all, atomic, spinlock, rwsem"
+            "unknown suite 'locks' in --suites. Valid suites: all, atomic, spinlock, rwsem, atomic-c"
         );
+    }
+
+    #[test]
+    fn a_target_without_rust_runs_the_c_suites_and_says_why_once() {
+        let c = config();
+        let alpha = &targets(&c, Some("alpha")).unwrap()[0].target;
+        let x86 = &targets(&c, Some("x86_64")).unwrap()[0].target;
+        let all = ["atomic", "spinlock", "rwsem", "atomic-c"];
+        assert_eq!(for_target(&all, x86), (all.to_vec(), None));
+        let (runs, why) = for_target(&all, alpha);
+        assert_eq!(runs, ["atomic-c"]);
+        assert_eq!(
+            why.as_deref(),
+            Some("no Rust backend for alpha; the C atomic suite runs (atomic, spinlock, rwsem not built)")
+        );
+        // Nothing left out, nothing to say.
+        assert_eq!(for_target(&["atomic-c"], alpha), (vec!["atomic-c"], None));
+        let (runs, why) = for_target(&["spinlock"], alpha);
+        assert!(runs.is_empty());
+        assert!(why.unwrap().contains("no C suite was selected"));
     }
 }

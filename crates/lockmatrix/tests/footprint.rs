@@ -77,7 +77,7 @@ fn build_spinlock(tree: &Path, t: &Target, out: &Path) -> PathBuf {
     });
     let job = Job {
         target: t,
-        toolchain,
+        toolchain: Some(toolchain),
         linker,
         cache: lockmatrix::cache::check().unwrap(),
     };

@@ -427,3 +427,44 @@ mod tests {
         assert_eq!(x.entered, BTreeMap::from([("h".to_string(), 1.0)]));
     }
 }
+
+/// The C suites' harness (`suites/atomic-c/harness.h`) speaks to the same
+/// plugin with the same markers: its constants are these.
+#[cfg(test)]
+mod c_harness {
+    #[test]
+    fn the_c_harness_defines_the_same_constants() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../atomic-c/harness.h");
+        let h = std::fs::read_to_string(path).unwrap();
+        let define = |name: &str| -> i128 {
+            let line = h
+                .lines()
+                .find(|l| l.starts_with(&format!("#define {name} ")))
+                .unwrap_or_else(|| panic!("{path}: no #define {name}"));
+            let v = line.split_whitespace().nth(2).unwrap();
+            let v = v.trim_end_matches(['L', 'u']);
+            match v.strip_prefix("0x") {
+                Some(hex) => i128::from_str_radix(hex, 16).unwrap(),
+                None => v.parse().unwrap(),
+            }
+        };
+        assert_eq!(define("LM_MARKER_SYSCALL"), i128::from(super::SYSCALL));
+        assert_eq!(define("LM_MARKER_MAGIC"), i128::from(super::MAGIC));
+        assert_eq!(define("LM_PHASE_BEGIN"), i128::from(super::PHASE_BEGIN));
+        assert_eq!(define("LM_PHASE_END"), i128::from(super::PHASE_END));
+        assert_eq!(
+            define("LM_PHASE_BEGIN_TRACED"),
+            i128::from(super::PHASE_BEGIN_TRACED)
+        );
+        assert_eq!(define("LM_NO_HISTOGRAM"), i128::from(super::NO_HISTOGRAM));
+        assert_eq!(define("LM_PROBE_REGION"), i128::from(super::PROBE_REGION));
+        assert_eq!(
+            define("LM_INSNS_ITERS"),
+            i128::from(crate::measure::INSNS_ITERS)
+        );
+        assert_eq!(
+            define("LM_PROTOCOL_VERSION"),
+            i128::from(crate::out::PROTOCOL_VERSION)
+        );
+    }
+}

@@ -65,7 +65,8 @@ fn report(
             t.runner.name()
         );
         match &r.toolchain {
-            Ok(tc) => outln!(
+            Ok(None) => outln!("  toolchain  none: no Rust backend, only the C suites build"),
+            Ok(Some(tc)) => outln!(
                 "  toolchain  {} [{}]{}",
                 tc.label,
                 tc.version(),

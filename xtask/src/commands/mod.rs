@@ -160,8 +160,12 @@ pub fn gate_run(
     if let Some(d) = &outputs.json {
         d.write(&serde_json::to_string_pretty(&report.json())?)?;
     }
-    // Each operation's ordering footprint per target, collapsed.
-    let footprints = lockmatrix::report::footprints::markdown(run);
+    // Seed 000's table (its alpha row, rustc's and gcc's CAS side by
+    // side), and each operation's ordering footprint per target, collapsed.
+    let mut footprints: Vec<(String, String)> = lockmatrix::report::seeds::seed000::markdown(run)
+        .into_iter()
+        .collect();
+    footprints.extend(lockmatrix::report::footprints::markdown(run));
     if let Some(d) = &outputs.markdown {
         d.write(&report.markdown_with(1 << 20, &footprints))?;
     }

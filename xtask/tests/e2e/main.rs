@@ -13,6 +13,7 @@ mod lab;
 mod scratch;
 
 mod against;
+mod alpha;
 mod bad_input;
 mod ci;
 mod gate;

@@ -143,14 +143,17 @@ fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
 
 /// One job per enabled target, in targets.yaml order.
 pub fn jobs(config: &Config) -> Result<Vec<Job>> {
-    let suites = crate::select::SUITES
+    let names: Vec<&str> = crate::select::SUITES
         .iter()
         .filter(|s| !s.test_only)
-        .count() as u64;
+        .map(|s| s.name)
+        .collect();
     let mut jobs: Vec<Job> = Vec::new();
     // Job id to its index in `jobs`: one lookup per target.
     let mut ids: std::collections::HashMap<String, usize> = Default::default();
     for t in config.targets.iter().filter(|t| t.enabled) {
+        // The suites it runs: a target without Rust only the C ones.
+        let suites = crate::select::for_target(&names, t).0.len() as u64;
         let j = job(config, t, suites)?;
         if let Some(&other) = ids.get(&j.id) {
             bail!(

@@ -42,6 +42,8 @@ pub fn canonical(isa: Isa, text: &str) -> Option<String> {
         Arch::Riscv => riscv(&mnemonic, &ops, word),
         Arch::Sparc => sparc(&mnemonic, &ops),
         Arch::S390x => s390x(&mnemonic, &ops),
+        // Alpha's mnemonics say all there is (`mb`, `wmb`, `ldq_l`).
+        Arch::Alpha => None,
     };
     Some(name.unwrap_or(mnemonic))
 }

@@ -25,10 +25,11 @@ pub enum Arch {
     Riscv,
     Sparc,
     S390x,
+    Alpha,
 }
 
 impl Arch {
-    pub const ALL: [Arch; 7] = [
+    pub const ALL: [Arch; 8] = [
         Arch::X86,
         Arch::Aarch64,
         Arch::Power,
@@ -36,6 +37,7 @@ impl Arch {
         Arch::Riscv,
         Arch::Sparc,
         Arch::S390x,
+        Arch::Alpha,
     ];
 
     pub fn name(self) -> &'static str {
@@ -47,6 +49,7 @@ impl Arch {
             Arch::Riscv => "RISC-V (riscv64)",
             Arch::Sparc => "SPARC (sparc64)",
             Arch::S390x => "s390x",
+            Arch::Alpha => "Alpha (alpha, C suites only)",
         }
     }
 }
@@ -75,6 +78,8 @@ impl Isa {
             c if c.starts_with("riscv") => (Arch::Riscv, false),
             "sparc64" | "sparc" | "sparcv9" => (Arch::Sparc, true),
             "s390x" => (Arch::S390x, true),
+            // GCC's triple: rustc has no alpha target.
+            "alpha" | "alphaev56" | "alphaev6" | "alphaev67" => (Arch::Alpha, false),
             _ => return None,
         };
         Some(Isa { arch, big_endian })
@@ -240,6 +245,16 @@ pub const TABLE: &[ArchRules] = &[
             r("{lpd,lpdg,ts}", Rmw),
         ],
     },
+    ArchRules {
+        arch: Arch::Alpha,
+        rules: &[
+            // `mb` orders everything, `wmb` stores against stores: both
+            // standalone barriers (Linux's smp_mb() and smp_wmb()).
+            r("{mb,wmb}", Full),
+            // Load-locked / store-conditional, no ordering of their own.
+            r("{ldl_l,ldq_l,stl_c,stq_c}", Rmw),
+        ],
+    },
 ];
 
 /// The rules of `arch`.
@@ -402,6 +417,7 @@ mod tests {
         assert_eq!(isa("mips64el-unknown-linux-gnuabi64").arch, Arch::Mips);
         assert_eq!(isa("riscv64gc-unknown-linux-gnu").arch, Arch::Riscv);
         assert_eq!(isa("i686-unknown-linux-gnu").arch, Arch::X86);
+        assert_eq!(isa("alpha-linux-gnu").arch, Arch::Alpha);
         assert_eq!(Isa::from_triple("wasm32-unknown-unknown"), None);
     }
 

@@ -228,6 +228,8 @@ fn direct_branch(arch: Arch, m: &str) -> bool {
         Arch::Mips | Arch::Riscv => m.starts_with('b') || m.starts_with('j'),
         Arch::Sparc => m.starts_with('b') || m == "call" || m.starts_with("fb"),
         Arch::S390x => m.starts_with('b') || m.starts_with('j'),
+        // `br`, `bsr`, `beq`... and `fbeq`...; `jsr` and `jmp` take a register.
+        Arch::Alpha => m.starts_with('b') || m.starts_with("fb"),
     }
 }
 
@@ -242,6 +244,7 @@ fn indirect_call(arch: Arch, m: &str, text: &str) -> bool {
         Arch::Riscv => m == "jalr" && !ops.starts_with("zero"),
         Arch::Sparc => (m == "call" && ops.starts_with('%')) || m == "jmpl" && ops.ends_with("%o7"),
         Arch::S390x => matches!(m, "basr" | "balr") && !ops.ends_with(",%r0"),
+        Arch::Alpha => m == "jsr" || m == "jsr_coroutine",
     }
 }
 

@@ -965,3 +965,44 @@ fn s390x() {
         ],
     );
 }
+
+#[test]
+fn alpha() {
+    check(
+        "alpha-linux-gnu",
+        &[
+            // objdump -d --no-show-raw-insn (binutils 2.40) of the atomic-c suite, cas_sync and add_return_local probes
+            ("mb", Some((Full, "mb"))),
+            ("ldq_l\tv0,0(a0)", Some((Rmw, "ldq_l"))),
+            ("cmpeq\tv0,a1,t0", None),
+            ("beq\tt0,12000690c <cas_sync+0x1c>", None),
+            ("mov\ta2,t0", None),
+            ("stq_c\tt0,0(a0)", Some((Rmw, "stq_c"))),
+            ("ret", None),
+            ("unop\t", None),
+            ("addq\tt0,a1,v0", None),
+            // the plugin under qemu-alpha (QEMU 7.2.22): the cas_sync cell's executed record
+            ("beq\tt0,", None),
+            ("jsr\tra,(t12),", None),
+            ("ldq_l\tv0,0(a0)", Some((Rmw, "ldq_l"))),
+            ("stq_c\tt0,0(a0)", Some((Rmw, "stq_c"))),
+            ("mb", Some((Full, "mb"))),
+            // objdump of a C program executing each instruction in inline asm (asm/alpha.c)
+            ("wmb", Some((Full, "wmb"))),
+            ("ldq_l\tt1,0(t0)", Some((Rmw, "ldq_l"))),
+            ("stq_c\tt2,0(t0)", Some((Rmw, "stq_c"))),
+            ("ldl_l\tt1,8(t0)", Some((Rmw, "ldl_l"))),
+            ("stl_c\tt2,8(t0)", Some((Rmw, "stl_c"))),
+            ("ldq\tt1,0(t0)", None),
+            ("trapb", None),
+            ("jsr\tra,(t12),1200005f8 <main+0x38>", None),
+            // the plugin under qemu-alpha executing that program
+            ("ldl_l\tt1,8(t0)", Some((Rmw, "ldl_l"))),
+            ("stl_c\tt2,8(t0)", Some((Rmw, "stl_c"))),
+            ("wmb", Some((Full, "wmb"))),
+            ("rduniq", None),
+            ("callsys", None),
+            ("stl\tt0,0(t1)", None),
+        ],
+    );
+}

@@ -108,6 +108,15 @@ pub fn qemu_release(version: &str) -> Option<String> {
 }
 
 impl Testbed {
+    /// The testbed of suite `suite` of `target`: the target's, with the
+    /// compiler that built that suite's binary (a C suite's gcc).
+    pub fn of_suite(run: &Run, target: &TargetResult, suite: &str) -> Testbed {
+        Testbed {
+            compiler_version: target.compiler_of(suite),
+            ..Testbed::of(run, target)
+        }
+    }
+
     pub fn of(run: &Run, target: &TargetResult) -> Testbed {
         let emulator_version = target.emulator.as_ref().map(|e| e.version.clone());
         // The machine the suites ran on: an ssh host, or a merged CI job's

@@ -309,8 +309,8 @@ impl Reference<'_> {
             return out;
         };
         for t in run.targets.iter().filter(|t| t.status == Status::Ok) {
-            let testbed = Testbed::of(run, t);
             for s in &t.suites {
+                let testbed = Testbed::of_suite(run, t, &s.suite);
                 let Some(Some(b)) = files.get(&(t.name.clone(), s.suite.clone())) else {
                     continue;
                 };
@@ -609,8 +609,8 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
         .map(|n| (n as usize).min(family::MAX_PAIRS));
     for t in &run.targets {
         target_status(t, &mut report);
-        let testbed = Testbed::of(run, t);
         for s in &t.suites {
+            let testbed = Testbed::of_suite(run, t, &s.suite);
             let Some(found) = reference_of(reference, t, s, &mut report) else {
                 continue;
             };
@@ -696,7 +696,7 @@ fn reference_of(
                 )),
                 _ => {}
             }
-            let testbed = bt.map(|b| Testbed::of(base, b));
+            let testbed = bt.map(|b| Testbed::of_suite(base, b, &s.suite));
             Some(SuiteReference {
                 cells,
                 count_testbed: testbed.clone(),
@@ -756,7 +756,7 @@ fn reference_of(
                             .filter(|c| c.kind().exact())
                             .collect(),
                     ));
-                    found.count_testbed = Some(Testbed::of(r, rt));
+                    found.count_testbed = Some(Testbed::of_suite(r, rt, &rs.suite));
                     found.footprints = Footprints::of(&rt.triple, rs);
                     found.binary = rt.binaries.get(&rs.suite).cloned();
                     found.recount = Some((
@@ -841,6 +841,11 @@ fn item(t: &TargetResult, suite: Option<&SuiteRun>, what: String) -> Item {
 /// A target that was not run is a note; one that broke outside its suites
 /// (set-up, build) is a problem. Suite failures are reported per suite.
 fn target_status(t: &TargetResult, report: &mut GateReport) {
+    // Suites left out for want of a Rust backend: said once, never failing
+    // (a target with nothing left to run says it as its not-run reason).
+    if let (Some(why), false) = (&t.not_built, matches!(t.status, Status::NotRun(_))) {
+        report.notes.push(item(t, None, why.clone()));
+    }
     match &t.status {
         Status::Ok => {}
         Status::Pending => {
@@ -984,10 +989,7 @@ fn suite(
         report.cells.push(r);
     }
     if let Some((commit, recorded_with)) = &reference.recount {
-        let counted_with = t
-            .toolchain
-            .as_ref()
-            .map_or_else(String::new, |x| x.version.clone());
+        let counted_with = t.compiler_of(&s.suite).unwrap_or_default();
         let counts = report.counts_compared - counts_before;
         let footprints = report.footprints_compared - footprints_before;
         match report

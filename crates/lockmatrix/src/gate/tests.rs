@@ -157,6 +157,8 @@ pub(super) fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetR
         declared_testbed: None,
         sources_sha256: None,
         binaries: Default::default(),
+        compilers: Default::default(),
+        not_built: None,
         suites,
     }
 }

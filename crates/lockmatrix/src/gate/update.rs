@@ -173,7 +173,7 @@ pub fn baseline_of(run: &Run, t: &TargetResult, s: &SuiteRun, commit: &str) -> B
         format: FORMAT,
         target: t.name.clone(),
         suite: s.suite.clone(),
-        testbed: Testbed::of(run, t),
+        testbed: Testbed::of_suite(run, t, &s.suite),
         commit: commit.to_string(),
         date: run.started.clone(),
         cells: cells::collect(&s.samples)

@@ -212,8 +212,9 @@ pub fn packages_needed(
     let debian = *only == toolchain::Only::Debian;
     if debian
         || active.iter().any(|s| {
-            toolchain::discover_only(&s.target.triple, need, only)
-                .map_or(true, |tc| tc.nightly_build_std())
+            s.target.rust
+                && toolchain::discover_only(&s.target.triple, need, only)
+                    .map_or(true, |tc| tc.nightly_build_std())
         })
     {
         wanted.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
@@ -238,11 +239,19 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
         class: t.class.clone(),
         runner: t.runner,
         status: Status::Pending,
-        toolchain: ready.toolchain.as_ref().ok().map(|tc| ToolInfo {
-            what: tc.label.clone(),
-            version: tc.version(),
-        }),
-        build_std: ready.toolchain.as_ref().is_ok_and(|tc| tc.build_std),
+        toolchain: ready
+            .toolchain
+            .as_ref()
+            .ok()
+            .and_then(Option::as_ref)
+            .map(|tc| ToolInfo {
+                what: tc.label.clone(),
+                version: tc.version(),
+            }),
+        build_std: ready
+            .toolchain
+            .as_ref()
+            .is_ok_and(|tc| tc.as_ref().is_some_and(|tc| tc.build_std)),
         linker: ready
             .linker
             .as_ref()
@@ -265,6 +274,8 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
         declared_testbed: None,
         sources_sha256: None,
         binaries: BTreeMap::new(),
+        compilers: BTreeMap::new(),
+        not_built: None,
         suites: Vec::new(),
     }
 }
@@ -281,8 +292,7 @@ type SetUp<'a> = (Vec<TargetResult>, Vec<Job<'a>>, Vec<Option<usize>>);
 fn set_up<'a>(
     config: &Config,
     selected: &'a [Selected],
-    need: toolchain::Version,
-    only: &toolchain::Only,
+    (need, only, names): (toolchain::Version, &toolchain::Only, &[&str]),
     prepared: &Prepared,
 ) -> std::result::Result<SetUp<'a>, BadChoices> {
     let cache = &prepared.cache;
@@ -299,8 +309,12 @@ fn set_up<'a>(
         }
         let mut result = target_result(t, &ready);
         let mut job = None;
+        let (runs, not_built) = crate::select::for_target(names, t);
+        result.not_built = not_built.clone();
         if let Some(why) = &s.skip {
             result.status = Status::NotRun(why.clone());
+        } else if let (true, Some(why)) = (runs.is_empty(), not_built) {
+            result.status = Status::NotRun(why);
         } else if t.runner == RunnerKind::Ssh && ssh::key_for(t).is_none() {
             result.status = Status::NotRun(format!(
                 "no runner: set LOCKMATRIX_SSH_KEY (or {}) to the private key for {}",
@@ -316,7 +330,7 @@ fn set_up<'a>(
         } else if let Some(why) = prepared
             .subject
             .as_ref()
-            .and_then(|s| too_new(s, t, ready.toolchain.as_ref().ok()?))
+            .and_then(|s| too_new(s, t, ready.toolchain.as_ref().ok()?.as_ref()?))
         {
             result.status = cannot_build(prepared, why, None);
         } else if let Some(&same) = job_for.get(&(t.triple.clone(), t.codegen_flags())) {
@@ -403,6 +417,9 @@ fn built_binaries<'a>(
     target.sources_sha256 = Some(built.sources.clone());
     for (suite, b) in bins {
         target.binaries.insert(name::known(suite), b.sha256.clone());
+        if let Some(c) = &b.compiler {
+            target.compilers.insert(name::known(suite), c.clone());
+        }
     }
     Ok(bins)
 }
@@ -543,6 +560,8 @@ impl Runs<'_> {
         base: Option<&mut TargetResult>,
     ) -> Result<()> {
         let t = &s.target;
+        // A target without a Rust backend runs only the C suites.
+        let (names, _) = crate::select::for_target(self.names, t);
         result.build_secs = Some(built.secs);
         let binaries = built_binaries(built, result);
         let mut base = base;
@@ -613,13 +632,13 @@ impl Runs<'_> {
             rounds: self.opts.rounds,
             counts_only: self.opts.counts_only,
             stop_when_decided: self.opts.stop_when_decided,
-            suites: self.names.len(),
+            suites: names.len(),
         };
         let sides = Sides {
             head: (self.dir, result),
             base: base.map(|b| (self.base_dir, b)),
         };
-        run_target(&site, self.names, sides, self.observer)
+        run_target(&site, &names, sides, self.observer)
     }
 }
 
@@ -637,7 +656,9 @@ pub fn run(
 ) -> Result<Outcome> {
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
     // Before the run directory: an unknown CPU choice writes nothing.
-    let (targets, jobs, job_of) = set_up(config, selected, need, &opts.toolchain, prepared)?;
+    let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
+    let (targets, jobs, job_of) =
+        set_up(config, selected, (need, &opts.toolchain, &names), prepared)?;
     let started = host::utc(host::now_secs());
     let (run_id, dir) = results::new_run_dir(&opts.results_dir, &started)?;
     let head_tree = prepared.subject.as_ref().map(|s| s.head_tree.as_path());
@@ -685,7 +706,6 @@ pub fn run(
     };
     results::write(&dir, &run)?;
 
-    let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
     let base_dir = dir.join("base");
     let plugin = plugin(root, &jobs, opts, &mut run, observer);
     let against = opts.against.as_deref().zip(prepared.base.as_ref());
@@ -736,7 +756,15 @@ pub fn run(
     }
     observer.event(Event::Phase {
         name: "build+run",
-        steps: jobs.len() * (1 + usize::from(against.is_some())) + emulated.len() * names.len(),
+        steps: jobs.len() * (1 + usize::from(against.is_some()))
+            + emulated
+                .iter()
+                .map(|&i| {
+                    crate::select::for_target(&names, &selected[i].target)
+                        .0
+                        .len()
+                })
+                .sum::<usize>(),
     });
     let shared = std::sync::Mutex::new((&mut run, base_run.as_mut()));
     let builds = pipeline::run(
@@ -804,7 +832,15 @@ pub fn run(
     // A crate's locks are not made of the suites' atomics: loom cannot
     // check them, and the suites' own locks did not run.
     if !opts.counts_only && prepared.subject.is_none() {
-        run.models = ordering::models(root, &names, &opts.features, observer);
+        // The suites some target ran: alpha alone runs no lock of a model.
+        let ran: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| {
+                (selected.iter()).any(|s| crate::select::for_target(&[n], &s.target).0.contains(n))
+            })
+            .collect();
+        run.models = ordering::models(root, &ran, &opts.features, observer);
     }
     // The locks loom cannot see, on both sides: a race only in the head
     // is a regression, one in both is there in the base too.

@@ -37,7 +37,7 @@ pub fn static_footprints(sides: Vec<Side>, observer: &dyn Observer) {
             continue;
         };
         for (k, s) in side.result.suites.iter().enumerate() {
-            let (Some(probes), Some(Binary { path, sha256 })) =
+            let (Some(probes), Some(Binary { path, sha256, .. })) =
                 (&s.probes, bins.get(s.suite.as_str()))
             else {
                 continue;

@@ -96,13 +96,14 @@ impl Site<'_> {
     pub fn run_suite(&self, suite: &str) -> Result<SuiteRuns, Failure> {
         let mut copied = Vec::new();
         let counted = self.plugin.is_some() && self.target.counted_under.is_some();
-        let against = self.base_binaries.is_some();
+        // A base revision older than a C suite has no binary of it: the
+        // head runs alone, and the gate says every cell is new.
+        let base_binaries = self.base_binaries.filter(|b| b.contains_key(suite));
+        let against = base_binaries.is_some();
         let (mut head, mut base) = (None, None);
         let family = against
             && knows_family(self, &self.binaries[suite].path)
-            && self
-                .base_binaries
-                .is_some_and(|b| knows_family(self, &b[suite].path));
+            && base_binaries.is_some_and(|b| knows_family(self, &b[suite].path));
         let steps = match self.counts_only {
             true => super::plan::counting(self.target, self.profile, counted),
             false => plan(
@@ -140,7 +141,7 @@ impl Site<'_> {
                 let (binaries, acc) = match step.side {
                     Side::Head => (self.binaries, &mut head),
                     Side::Base => (
-                        self.base_binaries.expect("a base step has base binaries"),
+                        base_binaries.expect("a base step has base binaries"),
                         &mut base,
                     ),
                 };

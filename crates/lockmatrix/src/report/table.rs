@@ -89,7 +89,13 @@ pub fn status(run: &Run) -> String {
             t.status.label(),
         ]);
     }
-    render(&rows)
+    // A target that builds only some suites says why, once.
+    let not_built: String = run
+        .targets
+        .iter()
+        .filter_map(|t| Some(format!("{}: {}\n", t.name, t.not_built.as_ref()?)))
+        .collect();
+    format!("{}{not_built}", render(&rows))
 }
 
 /// Converts a sample to nanoseconds when its unit is a timer's ticks.

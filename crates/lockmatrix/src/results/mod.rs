@@ -217,7 +217,26 @@ pub struct TargetResult {
     /// Suite name to the SHA-256 of the binary that ran (kept in `bin/`).
     #[serde(default)]
     pub binaries: std::collections::BTreeMap<Name, String>,
+    /// Suite name to what built it, for the suites `toolchain` did not
+    /// build: a C suite's cross gcc, its flags and version.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub compilers: std::collections::BTreeMap<Name, ToolInfo>,
+    /// Why some selected suites are not built for this target, in one
+    /// line (`select::for_target`: no Rust backend).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_built: Option<String>,
     pub suites: Vec<SuiteRun>,
+}
+
+impl TargetResult {
+    /// The compiler version of the binary that ran `suite`: its own
+    /// ([`TargetResult::compilers`]) or the target's Rust toolchain's.
+    pub fn compiler_of(&self, suite: &str) -> Option<String> {
+        match self.compilers.get(suite) {
+            Some(c) => Some(c.version.clone()),
+            None => self.toolchain.as_ref().map(|t| t.version.clone()),
+        }
+    }
 }
 
 /// One operation's static ordering footprint.

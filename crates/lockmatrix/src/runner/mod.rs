@@ -53,13 +53,20 @@ pub fn invocation(
     plugin: Option<&Path>,
 ) -> Invocation {
     match target.runner {
-        RunnerKind::Qemu => under_qemu(
-            target.emulator.as_deref().unwrap_or_default(),
-            target.qemu_cpu.as_deref(),
-            binary,
-            args,
-            plugin,
-        ),
+        RunnerKind::Qemu => {
+            let mut run = under_qemu(
+                target.emulator.as_deref().unwrap_or_default(),
+                target.qemu_cpu.as_deref(),
+                binary,
+                args,
+                plugin,
+            );
+            // Its dynamically linked C suites' libraries (`-0 NAME` first).
+            if let Some(prefix) = &target.qemu_ld_prefix {
+                run.args.splice(2..2, ["-L".to_string(), prefix.clone()]);
+            }
+            run
+        }
         RunnerKind::Native | RunnerKind::Ssh => Invocation {
             program: binary.display().to_string(),
             args: args.to_vec(),

@@ -117,8 +117,20 @@ pub fn section(run: &Run) -> String {
             esc(&r.name),
             esc(&r.triple),
             r.runner.to_string(),
-            esc(&r.status.label()),
-            tool(&r.toolchain),
+            // A target without a Rust backend says which suites it left out.
+            match &r.not_built {
+                Some(why) => format!("{}: {}", esc(&r.status.label()), esc(why)),
+                None => esc(&r.status.label()),
+            },
+            // The C suites' compilers after the Rust toolchain.
+            std::iter::once(r.toolchain.as_ref().map(|_| tool(&r.toolchain)))
+                .flatten()
+                .chain(
+                    (r.compilers.iter())
+                        .map(|(suite, c)| format!("{}: {}", esc(suite), tool(&Some(c.clone())))),
+                )
+                .collect::<Vec<_>>()
+                .join("<br>"),
             tool(&r.linker),
             tool(&r.emulator),
             tool(&r.counter),

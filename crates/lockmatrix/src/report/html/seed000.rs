@@ -85,10 +85,17 @@ pub fn section(run: &Run) -> Option<String> {
         header.push(format!("{l} ns"));
         header.push(format!("{l} insns/op"));
     }
-    header.extend(["Speedup".into(), "local CAS is".into()]);
+    header.extend([
+        "Speedup".into(),
+        "local CAS is".into(),
+        "CAS local insns rustc/gcc".into(),
+        "CAS sync insns rustc/gcc".into(),
+        "CAS sync barriers rustc/gcc".into(),
+    ]);
     let mut t = vec![header];
     for r in &rows {
-        let mut row = vec![svg::esc(&r.target), runner(r.qemu)];
+        let by = if r.compiler == "gcc" { " (gcc)" } else { "" };
+        let mut row = vec![svg::esc(&format!("{}{by}", r.target)), runner(r.qemu)];
         for k in 0..4 {
             let ns = r.ns[k].map_or("-".into(), |v| format!("{v:.1}"));
             row.push(if r.qemu {
@@ -100,16 +107,22 @@ pub fn section(run: &Run) -> Option<String> {
         }
         row.push(r.speedup.map_or("-".into(), |v| format!("{v:.2}")));
         row.push(svg::esc(&r.variant));
+        row.push(seed000::versus(r, |c| c.insns[0]));
+        row.push(seed000::versus(r, |c| c.insns[1]));
+        row.push(seed000::versus(r, |c| c.barriers[1]));
         t.push(row);
     }
     debug_assert_eq!(OPS.len(), LABELS.len());
     Some(format!(
         "<p>ns per op with the empty loop subtracted; Speedup = (irq off + irq on) / local CAS. \
          \"Interrupts\" are all signals, blocked and unblocked with pthread_sigmask. \
-         Under QEMU the times are the emulator's (shaded); the instruction counts beside them are exact.</p>\
-         {legend}<div class=\"wide\">{}</div>{}",
+         Under QEMU the times are the emulator's (shaded); the instruction counts beside them are exact. \
+         rustc/gcc: the CAS as the atomic suite (rustc) and its C twin atomic-c (GCC) compiled it, \
+         instructions and full barriers executed per op; a row marked gcc has no Rust suite (alpha).</p>\
+         {legend}<div class=\"wide\">{}</div>{}<p>{}</p>",
         s.finish("seed 000: ns per op by architecture"),
-        table("data", &t)
+        table("data", &t),
+        svg::esc(seed000::IA64)
     ))
 }
 
