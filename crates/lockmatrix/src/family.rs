@@ -137,6 +137,133 @@ pub fn decide(
     plan.decide(&base[..n], &head[..n], t, margin(t)).ok()
 }
 
+/// Rounds between two looks against stored baselines.
+pub const STORED_LOOK_EVERY: usize = 5;
+
+/// The most rounds a real-hardware target's family cell gets against
+/// comparable stored baselines (quick, full profile): the last look. A
+/// cell stops at the look that decides it; an unchanged quiet cell at
+/// the first ([`STORED_LOOK_EVERY`] rounds, as many as a run without a
+/// reference takes).
+pub const STORED_ROUNDS: (u32, u32) = (30, 45);
+
+/// A real-hardware target's stored baselines, where their testbed is the
+/// run's: per suite, the timing cells' recorded values (as costs), which
+/// the run's rounds are compared with look by look ([`pending_stored`]).
+#[derive(Debug, Clone, Default)]
+pub struct Stored {
+    pub suites: std::collections::BTreeMap<String, Vec<StoredCell>>,
+}
+
+/// One stored timing cell: its key and its values, lower is better.
+#[derive(Debug, Clone)]
+pub struct StoredCell {
+    pub key: cells::CellKey,
+    pub values: Vec<f64>,
+}
+
+/// The looks against stored baselines: every [`STORED_LOOK_EVERY`]
+/// rounds up to `planned` (the run's last look, as it was planned), or
+/// one look at the rounds there are when none was planned (`--rounds`, a
+/// run from before the looks).
+pub fn stored_looks(planned: Option<usize>, have: usize) -> Vec<usize> {
+    match planned {
+        Some(max) => SequentialPlan::looks_every(STORED_LOOK_EVERY, max.clamp(1, MAX_PAIRS)),
+        None => vec![have.max(1)],
+    }
+}
+
+/// The plan of one suite's family cells against stored baselines holding
+/// `base_rounds` values each, at `looks`.
+pub fn stored_plan(
+    opts: &GateOptions,
+    base_rounds: usize,
+    looks: Vec<usize>,
+    suites: usize,
+    family_cells: usize,
+) -> Result<SequentialPlan, StatsError> {
+    SequentialPlan::against_fixed(
+        looks,
+        base_rounds,
+        cell_alpha(opts, suites, family_cells),
+        opts.clear_alpha,
+    )
+}
+
+/// The family cells of one suite still undecided against its stored
+/// baselines after the rounds recorded so far (`head`), by their case: the
+/// run loop runs them, and only them, in the next round. A cell with no
+/// comparable stored values holds nothing up.
+pub fn pending_stored(
+    head: &[Sample],
+    stored: &[StoredCell],
+    runner: RunnerKind,
+    opts: &GateOptions,
+    max_rounds: usize,
+    suites: usize,
+) -> Vec<Map<String, Value>> {
+    let head = family(cells::collect(head), runner);
+    let n = head.len();
+    head.into_iter()
+        .filter(|h| {
+            let Some(b) = stored.iter().find(|b| b.key == h.key) else {
+                return false;
+            };
+            let Some(hv) = cells::lower_is_better(&h.samples, h.better) else {
+                return false;
+            };
+            let looks = stored_looks(Some(max_rounds), hv.len());
+            let Ok(plan) = stored_plan(opts, b.values.len(), looks, suites, n) else {
+                return false;
+            };
+            !decide_stored(&plan, opts, &h.case, &b.values, &hv)
+                .is_some_and(|s| matches!(s.decision, Decision::Regression | Decision::Cleared))
+        })
+        .map(|h| h.case)
+        .collect()
+}
+
+/// One family cell's rounds replayed over a stored plan's looks: `None`
+/// when its values cannot be compared or the first look has not come.
+pub fn decide_stored(
+    plan: &SequentialPlan,
+    opts: &GateOptions,
+    case: &Map<String, Value>,
+    base: &[f64],
+    head: &[f64],
+) -> Option<Sequential> {
+    let t = threshold(opts, case);
+    plan.decide_against_fixed(base, head, t, margin(t)).ok()
+}
+
+/// The fewest rounds a stored baseline needs so that a later run of at
+/// most `max_rounds` rounds can decide its family cell of values `base`
+/// (lower is better): the last look can reach the regression level, and
+/// an unchanged cell of this spread is cleared there 4 times in 5
+/// ([`SequentialPlan::decidable_against_fixed`]). The spread is the one
+/// recorded, assumed for the rounds not yet recorded. `None` when no count
+/// up to 200 would do: the cell is too noisy for its threshold.
+pub fn stored_rounds_needed(
+    opts: &GateOptions,
+    case: &Map<String, Value>,
+    base: &[f64],
+    max_rounds: usize,
+    suites: usize,
+    family_cells: usize,
+) -> Option<usize> {
+    if base.is_empty() {
+        return None;
+    }
+    let t = threshold(opts, case);
+    (2..=200).find(|&n| {
+        // `n` values with the recorded ones' spread.
+        let values: Vec<f64> = base.iter().cycle().take(n).copied().collect();
+        let looks = stored_looks(Some(max_rounds), max_rounds);
+        stored_plan(opts, values.len(), looks, suites, family_cells)
+            .is_ok_and(|plan| plan.decidable_against_fixed(&values, t))
+    })
+}
+
 /// The cells of a suite's timing family on `runner`.
 fn family(cells: Vec<RunCell>, runner: RunnerKind) -> Vec<RunCell> {
     cells

@@ -98,6 +98,7 @@ fn record(
         // Every round is kept: the validation resamples them.
         stop_when_decided: None,
         toolchain: Default::default(),
+        stored: None,
     };
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
     packages::ensure(&matrix::packages_needed(

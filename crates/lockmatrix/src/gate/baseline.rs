@@ -118,6 +118,11 @@ impl Testbed {
     }
 
     pub fn of(run: &Run, target: &TargetResult) -> Testbed {
+        Testbed::on(&run.host, target)
+    }
+
+    /// [`Testbed::of`] a target on `host`, before its run is whole.
+    pub fn on(host: &crate::host::Host, target: &TargetResult) -> Testbed {
         let emulator_version = target.emulator.as_ref().map(|e| e.version.clone());
         // The machine the suites ran on: an ssh host, or a merged CI job's
         // runner, records its own (a kernel at least); else the run's host.
@@ -130,7 +135,7 @@ impl Testbed {
                 target.declared_testbed.clone(),
             )
         } else {
-            let h = &run.host;
+            let h = host;
             (
                 h.machine.clone(),
                 Some(h.kernel.clone()),
@@ -143,7 +148,7 @@ impl Testbed {
             cpu_model: target
                 .cpu_model
                 .clone()
-                .unwrap_or_else(|| run.host.cpu_model.clone()),
+                .unwrap_or_else(|| host.cpu_model.clone()),
             compiler_version: target.toolchain.as_ref().map(|t| t.version.clone()),
             triple: Some(target.triple.to_string()),
             counter_version: target
@@ -268,6 +273,45 @@ impl Testbed {
         }
         out
     }
+}
+
+/// The stored baselines of `target`'s `suites` in `dir` whose testbed is
+/// the target's on `host` (the same machine, compiler and runner): their
+/// timing cells, which a real-hardware run compares its rounds with look
+/// by look. A file that cannot be read, or another testbed's, is left
+/// out here; the gate says why.
+pub fn stored_timings(
+    dir: &Path,
+    host: &crate::host::Host,
+    target: &TargetResult,
+    suites: &[&str],
+) -> crate::family::Stored {
+    let mut stored = crate::family::Stored::default();
+    for suite in suites {
+        let Ok(Some(b)) = read(dir, &target.name, &crate::name::known(suite)) else {
+            continue;
+        };
+        let testbed = Testbed {
+            compiler_version: target.compiler_of(suite),
+            ..Testbed::on(host, target)
+        };
+        if !b.testbed.differences(&testbed).is_empty() {
+            continue;
+        }
+        let cells = b
+            .cells
+            .iter()
+            .filter(|c| !c.kind().exact())
+            .filter_map(|c| {
+                Some(crate::family::StoredCell {
+                    key: c.key(),
+                    values: crate::cells::lower_is_better(&c.samples, c.better)?,
+                })
+            })
+            .collect();
+        stored.suites.insert(suite.to_string(), cells);
+    }
+    stored
 }
 
 /// One cell of a baseline.

@@ -167,11 +167,16 @@ pub struct CellReport {
     /// Family cells: the look that decided them.
     pub look: Option<Look>,
     /// Inconclusive cells: about how many pairs (rounds per side) they
-    /// would need to be decided with power 0.8 at their threshold
-    /// (`None`: unknown).
+    /// would need to be decided with power 0.8 at their threshold; family
+    /// cells of another testbed: the rounds a baseline recorded here would
+    /// need to gate later runs (`None`: unknown).
     pub rounds_needed: Option<usize>,
     /// Why a cell is incomparable or not comparable.
     pub note: Option<String>,
+    /// A family cell that gated: it was decided (cleared, a regression),
+    /// or its last look could have found a regression. One whose rounds
+    /// can never reach the level is not, and says what would.
+    pub gated: bool,
 }
 
 impl CellReport {
@@ -388,27 +393,71 @@ pub struct TimingGate {
     pub rounds: usize,
     /// The smallest p-value those rounds can give.
     pub min_p: f64,
-    /// `min_p <= cell_alpha`: some slowdown could fail the gate.
+    /// Some family cell's last look can reach its level: some slowdown
+    /// could fail the gate.
     pub gated: bool,
+    /// Family cells compared with stored baselines whose rounds can never
+    /// reach the level: their target, and the rounds a baseline would need
+    /// (`None`: too noisy for any).
+    pub unreachable: Vec<(Name, Option<usize>)>,
+    /// Compared pair by pair with a base revision (else with stored
+    /// baselines).
+    pub paired: bool,
 }
 
 impl TimingGate {
     /// One line for the reports.
     pub fn line(&self) -> String {
+        let unit = if self.paired { "pairs" } else { "rounds" };
         if self.cells == 0 {
             "timing not gated: no cell of a suite's timing family has a comparable reference here"
                 .into()
         } else if self.gated {
             format!(
-                "timing gated on {} family cells, up to {} pairs each: per-cell level down to {:.1e}, reachable (smallest p {:.1e})",
+                "timing gated on {} family cells, up to {} {unit} each: per-cell level down to {:.1e}, reachable (smallest p {:.1e})",
                 self.cells, self.rounds, self.cell_alpha, self.min_p
             )
         } else {
             format!(
-                "timing not gated: {} pairs cannot reach p < {:.1e} (smallest p {:.1e}): record more rounds (--rounds)",
-                self.rounds, self.cell_alpha, self.min_p
+                "timing not gated: {} {unit} cannot reach p < {:.1e} (smallest p {:.1e}): {}",
+                self.rounds,
+                self.cell_alpha,
+                self.min_p,
+                self.advice()
             )
         }
+    }
+
+    /// What would make the unreachable cells gate: the flag and value.
+    pub fn advice(&self) -> String {
+        if self.paired {
+            return "run more pairs (--rounds N)".into();
+        }
+        let targets = |noisy: bool| {
+            let mut t: Vec<&str> = self
+                .unreachable
+                .iter()
+                .filter(|(_, m)| m.is_none() == noisy)
+                .map(|(t, _)| t.as_str())
+                .collect();
+            t.sort();
+            t.dedup();
+            t.join(",")
+        };
+        let mut out = Vec::new();
+        if let Some(m) = self.unreachable.iter().filter_map(|(_, m)| *m).max() {
+            out.push(format!(
+                "record the baselines with at least {m} rounds (`cargo xtask matrix --targets {} --rounds {m}`, then `cargo xtask baseline update`)",
+                targets(false)
+            ));
+        }
+        if self.unreachable.iter().any(|(_, m)| m.is_none()) {
+            out.push(format!(
+                "gate the cells of {} too noisy for their threshold against stored baselines against a base revision (`--against <base>`)",
+                targets(true)
+            ));
+        }
+        out.join("; ")
     }
 }
 
@@ -524,6 +573,9 @@ struct Pending {
     suites: usize,
     family_cells: usize,
     max_pairs: usize,
+    /// Against stored baselines: the rounds the run planned (its last
+    /// look), or `None` (one look at the rounds there are).
+    planned_rounds: Option<usize>,
 }
 
 /// The reference cells of one suite run, and what makes them comparable.
@@ -581,6 +633,8 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
             rounds: 0,
             min_p: 1.0,
             gated: false,
+            unreachable: Vec::new(),
+            paired: false,
         },
         counts_compared: 0,
         counts_with_reference: 0,
@@ -626,6 +680,7 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
         for p in pending.iter_mut().filter(|p| p.target == t.name) {
             p.suites = t.suites.len();
             p.max_pairs = planned.unwrap_or(most);
+            p.planned_rounds = t.stored_rounds.map(|r| (r as usize).min(family::MAX_PAIRS));
         }
     }
     decide(&mut report, &pending, opts);
@@ -951,6 +1006,7 @@ fn suite(
             look: None,
             rounds_needed: None,
             note: None,
+            gated: false,
         };
         if r.family {
             report.family_present += 1;
@@ -965,6 +1021,21 @@ fn suite(
                 &timing_differs
             };
             let p = judge(&mut r, cell, rc, differs, t, reference.paired, opts);
+            // Another testbed's: the rounds a recording here would need
+            // for its baseline to gate later runs, from this run's spread.
+            if r.family && r.verdict == Verdict::Incomparable && !reference.paired {
+                r.rounds_needed =
+                    cells::lower_is_better(&cell.samples, cell.better).and_then(|v| {
+                        family::stored_rounds_needed(
+                            opts,
+                            &cell.case,
+                            &v,
+                            family::STORED_ROUNDS.0 as usize,
+                            t.suites.len(),
+                            family_cells,
+                        )
+                    });
+            }
             if let Some(p) = p {
                 pending.push(Pending {
                     index: report.cells.len(),
@@ -1179,6 +1250,7 @@ fn judge(
         suites: 0,
         family_cells: 0,
         max_pairs: 0,
+        planned_rounds: None,
     })
 }
 
@@ -1233,7 +1305,8 @@ fn judge_insns(
 }
 
 /// Every family cell's verdict: its looks replayed against the base
-/// revision, or one look against stored baselines.
+/// revision (signed-rank pairs), or against stored baselines (the run's
+/// rounds with the Mann-Whitney test, at the looks the run planned).
 fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
     report.family = pending.len();
     let mut timing = TimingGate {
@@ -1241,7 +1314,9 @@ fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
         cell_alpha: opts.alpha,
         rounds: usize::MAX,
         min_p: 0.0,
-        gated: !pending.is_empty(),
+        gated: false,
+        unreachable: Vec::new(),
+        paired: report.paired,
     };
     for c in pending {
         let alpha = family::cell_alpha(opts, c.suites, c.family_cells);
@@ -1249,15 +1324,6 @@ fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
         let threshold = family::threshold(opts, &r.case);
         let margin = family::margin(threshold);
         let n = c.base.len().min(c.head.len());
-        let min_p = if report.paired {
-            stats::min_p_value_paired(c.max_pairs.max(n))
-        } else {
-            stats::min_p_value(c.base.len(), c.head.len())
-        };
-        timing.cell_alpha = timing.cell_alpha.min(alpha);
-        timing.rounds = timing.rounds.min(c.max_pairs.max(n));
-        timing.min_p = timing.min_p.max(min_p);
-        timing.gated &= min_p <= alpha;
         // Sized for the distance between the threshold and the margin.
         let apart = (1.0 + threshold) / (1.0 + margin) - 1.0;
         let needed = if report.paired {
@@ -1266,54 +1332,63 @@ fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
             stats::assess_power(&c.base, &c.head, apart, alpha)
         };
         r.rounds_needed = needed.ok().and_then(|p| p.rounds_needed);
+        // The plan the run was made with: where its looks are, and whether
+        // its last can reach the level at all.
+        let (plan, min_p, last) = if report.paired {
+            let last = c.max_pairs.max(n);
+            let plan = family::plan(opts, c.max_pairs, c.suites, c.family_cells);
+            (plan, stats::min_p_value_paired(last), last)
+        } else {
+            let looks = family::stored_looks(c.planned_rounds, c.head.len());
+            let last = *looks.last().expect("looks");
+            let plan = family::stored_plan(opts, c.base.len(), looks, c.suites, c.family_cells);
+            (plan, stats::min_p_value(c.base.len(), last), last)
+        };
+        let Ok(plan) = plan else { continue };
+        let reachable = min_p <= plan.last_level();
+        timing.cell_alpha = timing.cell_alpha.min(alpha);
+        timing.rounds = timing.rounds.min(last);
+        timing.min_p = timing.min_p.max(min_p);
+        timing.gated |= reachable;
         let Some(e) = r.effect else { continue };
         let mut look = Look {
             look: 1,
-            looks: 1,
+            looks: plan.looks.len(),
             pairs: n,
             threshold,
             margin,
             alpha,
         };
-        let verdict = if report.paired {
-            let found = family::plan(opts, c.max_pairs, c.suites, c.family_cells)
-                .ok()
-                .and_then(|plan| {
-                    let s = family::decide(&plan, opts, &r.case, &c.base, &c.head)?;
-                    Some((s, plan.looks.len()))
-                });
-            match found {
-                Some((s, looks)) => {
-                    look.look = s.look + 1;
-                    look.looks = looks;
-                    look.pairs = s.pairs;
-                    match s.decision {
-                        Decision::Regression => Verdict::Regression,
-                        Decision::Cleared => Verdict::Cleared,
-                        Decision::Inconclusive => Verdict::Inconclusive,
-                        Decision::Continue => {
-                            r.note = Some(format!(
-                                "the run stopped at {n} pairs, before the last look ({})",
-                                c.max_pairs
-                            ));
-                            Verdict::Inconclusive
-                        }
+        let found = match report.paired {
+            true => family::decide(&plan, opts, &r.case, &c.base, &c.head),
+            false => family::decide_stored(&plan, opts, &r.case, &c.base, &c.head),
+        };
+        let unit = if report.paired { "pairs" } else { "rounds" };
+        let verdict = match found {
+            Some(s) => {
+                look.look = s.look + 1;
+                look.pairs = s.pairs;
+                match s.decision {
+                    Decision::Regression => Verdict::Regression,
+                    Decision::Cleared => Verdict::Cleared,
+                    Decision::Inconclusive => Verdict::Inconclusive,
+                    Decision::Continue => {
+                        let had = if report.paired { n } else { c.head.len() };
+                        r.note = Some(format!(
+                            "the run stopped at {had} {unit}, before the last look ({last})"
+                        ));
+                        Verdict::Inconclusive
                     }
                 }
-                None => {
-                    r.note = Some(format!(
-                        "{n} pairs: fewer than the first look ({})",
-                        family::LOOK_EVERY.min(c.max_pairs)
-                    ));
-                    Verdict::Inconclusive
-                }
             }
-        } else if e.p <= alpha {
-            Verdict::Regression
-        } else if e.hi < 1.0 + threshold {
-            Verdict::Cleared
-        } else {
-            Verdict::Inconclusive
+            None => {
+                r.note = Some(format!(
+                    "{} {unit}: fewer than the first look ({})",
+                    if report.paired { n } else { c.head.len() },
+                    plan.looks[0]
+                ));
+                Verdict::Inconclusive
+            }
         };
         // Cleared, and faster by more than the threshold.
         r.verdict = if verdict == Verdict::Cleared && e.hi < 1.0 / (1.0 + threshold) {
@@ -1321,6 +1396,38 @@ fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
         } else {
             verdict
         };
+        r.gated = reachable || r.verdict != Verdict::Inconclusive;
+        if !r.gated {
+            // What would let it gate: more rounds in the stored baseline,
+            // or more pairs.
+            let why = if report.paired {
+                format!(
+                    "{last} pairs cannot reach p < {:.1e} (smallest p {min_p:.1e}): run more pairs (--rounds)",
+                    plan.last_level()
+                )
+            } else {
+                // For a later run, which plans the default looks.
+                let more = family::stored_rounds_needed(
+                    opts,
+                    &r.case,
+                    &c.base,
+                    last.max(family::STORED_ROUNDS.0 as usize),
+                    c.suites,
+                    c.family_cells,
+                );
+                timing.unreachable.push((r.target.clone(), more));
+                format!(
+                    "its baseline's {} rounds and this run's {last} cannot reach p < {:.1e} (smallest p {min_p:.1e}): {}",
+                    c.base.len(),
+                    plan.last_level(),
+                    match more {
+                        Some(m) => format!("record its baselines with at least {m} rounds"),
+                        None => "its noise is too large for its threshold against stored baselines: gate it with --against".into(),
+                    }
+                )
+            };
+            r.note = Some(why);
+        }
         r.look = Some(look);
     }
     if timing.rounds == usize::MAX {

@@ -150,6 +150,7 @@ pub(super) fn target(name: &str, runner: &str, suites: Vec<SuiteRun>) -> TargetR
         counter: None,
         cpu: None,
         insns_tolerance: 0.0,
+        stored_rounds: None,
         cpu_model: None,
         machine: None,
         kernel: None,
@@ -1437,4 +1438,110 @@ fn gate_the_same_binary_compares_whatever_the_labels_say() {
         [("old".to_string(), vec!["aarch64".into()])].into();
     assert_eq!(reference.to_recount(&rebuilt), want);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Against stored baselines a native run's rounds are judged at the looks
+/// it planned (`stored_rounds`): an unchanged family clears at the first
+/// look, a slowed cell is a regression, and the two verdict lines count
+/// the same cells.
+#[test]
+fn stored_baselines_decide_a_native_family_look_by_look() {
+    let mut rng = Rng::new(41);
+    let base = one_suite(
+        "x86_64",
+        "native",
+        "atomic",
+        &noisy_cells(&mut rng, 4, 20, 0.01, |_| 1.0),
+    );
+    let planned = |mut run: Run| {
+        run.targets[0].stored_rounds = Some(30);
+        run
+    };
+    // Five rounds: the first look; the run stopped there, decided.
+    let same = planned(one_suite(
+        "x86_64",
+        "native",
+        "atomic",
+        &noisy_cells(&mut rng, 4, 5, 0.01, |_| 1.0),
+    ));
+    let (report, dir) = gate("stored-looks", &base, &same);
+    let text = report.terminal();
+    assert_eq!(report.count(Verdict::Cleared), 4, "{text}");
+    for c in report.cells.iter().filter(|c| c.family) {
+        let look = c.look.unwrap();
+        assert_eq!((look.look, look.looks, look.pairs), (1, 6, 5), "{text}");
+        assert!(c.gated);
+    }
+    assert!(
+        last_line(&text).starts_with(
+            "PASS: 0/0 instruction counts compared exactly, 4/4 timing-family cells gated (4 cleared, 0 regressions, 0 inconclusive)"
+        ),
+        "{text}"
+    );
+    // One cell 30% slower, ten rounds recorded: a regression by then.
+    let slower = planned(one_suite(
+        "x86_64",
+        "native",
+        "atomic",
+        &noisy_cells(&mut rng, 4, 10, 0.01, |i| if i == 2 { 1.3 } else { 1.0 }),
+    ));
+    let report = stored(&slower, &dir);
+    let text = report.terminal();
+    let regressions: Vec<_> = report.with(Verdict::Regression).collect();
+    assert_eq!(regressions.len(), 1, "{text}");
+    assert_eq!(regressions[0].case_label(), "op=op002");
+    assert!(last_line(&text).starts_with("FAIL: "), "{text}");
+    // The same rounds without a plan are one look at ten rounds: the
+    // fixed design of a run made with --rounds.
+    let mut fixed = slower.clone();
+    fixed.targets[0].stored_rounds = None;
+    let report = stored(&fixed, &dir);
+    let looks: Vec<usize> = report
+        .cells
+        .iter()
+        .filter_map(|c| c.look.map(|l| l.looks))
+        .collect();
+    assert_eq!(looks, [1, 1, 1, 1]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A stored baseline whose rounds can never reach the per-cell level
+/// does not pass quietly: NOT GATED, with the rounds to record it with,
+/// and no line counting a cell as gated that the verdict says is not.
+#[test]
+fn a_stored_baseline_too_short_to_gate_says_the_rounds_to_record() {
+    let mut rng = Rng::new(43);
+    let base = one_suite(
+        "x86_64",
+        "native",
+        "atomic",
+        &noisy_cells(&mut rng, 6, 3, 0.05, |_| 1.0),
+    );
+    let head = one_suite(
+        "x86_64",
+        "native",
+        "atomic",
+        &noisy_cells(&mut rng, 6, 5, 0.05, |_| 1.0),
+    );
+    let (report, dir) = gate("stored-short", &base, &head);
+    let text = report.terminal();
+    assert_eq!(
+        report.outcome(),
+        super::verdict::Outcome::NotGated,
+        "{text}"
+    );
+    assert!(
+        text.contains("record the baselines with at least ")
+            && text.contains("`cargo xtask matrix --targets x86_64 --rounds "),
+        "{text}"
+    );
+    let gated = report.cells.iter().filter(|c| c.family && c.gated).count();
+    let cleared = report.count(Verdict::Cleared) + report.count(Verdict::Improvement);
+    assert!(cleared <= gated, "a cleared cell is gated: {text}");
+    assert!(
+        text.contains(&format!("{gated}/6 timing-family cells gated")),
+        "{text}"
+    );
+    assert!(!text.contains("record this testbed's baselines (`cargo xtask baseline update`)"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

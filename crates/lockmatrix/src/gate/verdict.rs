@@ -36,6 +36,23 @@ impl Outcome {
     }
 }
 
+/// The most common note among `cells`, with how many share it.
+fn cause(cells: &[&CellReport]) -> String {
+    let mut causes: BTreeMap<&str, usize> = BTreeMap::new();
+    for c in cells {
+        *causes.entry(c.note.as_deref().unwrap_or("?")).or_default() += 1;
+    }
+    let (why, n) = causes
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .expect("some cells");
+    let kind = match cells.iter().all(|c| c.verdict == Verdict::Incomparable) {
+        true => "incomparable",
+        false => "not gated",
+    };
+    format!("{n} {kind}: {why}")
+}
+
 impl GateReport {
     pub fn outcome(&self) -> Outcome {
         if self.failed() {
@@ -58,19 +75,25 @@ impl GateReport {
                 self.main_cause(true)
             ));
         }
-        if self.family_present > 0 && !self.timing.gated {
-            let why = if self.timing.cells == 0 {
-                self.main_cause(false)
-            } else {
-                format!(
-                    "{} pairs cannot reach the per-cell level: record more with --rounds",
-                    self.timing.rounds
-                )
+        let ungated = self.ungated_family();
+        let gated = self.cells.iter().filter(|c| c.family && c.gated).count();
+        if self.family_present > 0 && (gated == 0 || !ungated.is_empty()) {
+            let why = match ungated.is_empty() {
+                true => "no comparable reference".to_string(),
+                false => cause(&ungated),
             };
-            out.push(format!(
-                "none of the {} timing-family cells gated ({why})",
-                self.family_present
-            ));
+            let which = match gated {
+                0 => format!(
+                    "none of the {} timing-family cells gated",
+                    self.family_present
+                ),
+                _ => format!(
+                    "{} of {} timing-family cells not gated",
+                    ungated.len(),
+                    self.family_present
+                ),
+            };
+            out.push(format!("{which} ({why})"));
         }
         if self.models.error.is_some() {
             out.push("the model check did not run".into());
@@ -78,6 +101,60 @@ impl GateReport {
         if let Some(why) = self.miri.unchecked() {
             out.push(why);
         }
+        out
+    }
+
+    /// The timing-family cells that had a reference and still did not
+    /// gate: another testbed's, values missing, or rounds that cannot
+    /// reach the level.
+    fn ungated_family(&self) -> Vec<&CellReport> {
+        self.cells
+            .iter()
+            .filter(|c| c.family && !c.gated && c.verdict != Verdict::NoBaseline)
+            .collect()
+    }
+
+    /// What would make the ungated timing cells gate, said once per
+    /// cause: the command and the value (never only "record baselines",
+    /// which cannot help another machine's or an unknown testbed).
+    fn timing_advice(&self) -> Vec<String> {
+        let ungated = self.ungated_family();
+        let mut out = Vec::new();
+        if !self.timing.unreachable.is_empty() {
+            out.push(self.timing.advice());
+        }
+        let incomparable: Vec<&&CellReport> = ungated
+            .iter()
+            .filter(|c| c.verdict == Verdict::Incomparable)
+            .collect();
+        if incomparable.is_empty() {
+            return out;
+        }
+        let mut targets: Vec<&str> = incomparable.iter().map(|c| c.target.as_str()).collect();
+        targets.sort();
+        targets.dedup();
+        let targets = targets.join(",");
+        let unknown = incomparable.iter().any(|c| {
+            c.note
+                .as_deref()
+                .is_some_and(|n| n.contains("testbed is unknown"))
+        });
+        let rounds = incomparable.iter().filter_map(|c| c.rounds_needed).max();
+        let record = match rounds {
+            Some(n) => format!(
+                "record this testbed's baselines (`cargo xtask matrix --targets {targets} --rounds {n}`, then `cargo xtask baseline update`)"
+            ),
+            None => format!(
+                "record this testbed's baselines (`cargo xtask matrix --targets {targets} --rounds N`, then `cargo xtask baseline update`, which says the N it needs)"
+            ),
+        };
+        out.push(match unknown {
+            true => format!(
+                "compare with a revision built on this machine (`--against <base>`), or on a dedicated machine set {}=<name> and {record}",
+                crate::host::TESTBED_VARIABLE
+            ),
+            false => format!("compare with a revision built on this machine (`--against <base>`), or {record}"),
+        });
         out
     }
 
@@ -170,12 +247,9 @@ impl GateReport {
         parts.push(if self.family_present == 0 {
             "no timing family on real hardware here (QEMU timings are advisory)".into()
         } else {
-            let gated = if self.timing.gated {
-                self.timing.cells
-            } else {
-                0
-            };
-            let family = |v| self.with(v).filter(|c| c.family).count();
+            // Counted as the cells are: a cleared or regressed cell gated.
+            let family = |v| self.with(v).filter(|c| c.family && c.gated).count();
+            let gated = self.cells.iter().filter(|c| c.family && c.gated).count();
             let decided = match gated {
                 0 => String::new(),
                 _ => format!(
@@ -216,8 +290,16 @@ impl GateReport {
             line = format!("{crates}: {}\n{line}", self.crate_changes().join(", "));
         }
         if outcome == Outcome::NotGated {
+            let mut advice = self.timing_advice();
+            if self.counts_with_reference > self.counts_compared {
+                advice.push("count both sides with one compiler: `cargo xtask matrix` recounts the baselines' commit with this machine's, or `--against <base>` builds both here".into());
+            }
+            let advice = match advice.is_empty() {
+                true => String::new(),
+                false => format!("; to gate here, {}", advice.join("; ")),
+            };
             line.push_str(&format!(
-                "\nNOT GATED: {}; to gate here, compare with a revision built on this machine (`cargo xtask matrix --against <base>`), or record this testbed's baselines (`cargo xtask baseline update`); --require-gate makes this exit 1",
+                "\nNOT GATED: {}{advice}; --require-gate makes this exit 1",
                 self.not_gated().join("; ")
             ));
         }

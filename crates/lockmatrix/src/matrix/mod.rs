@@ -57,12 +57,21 @@ pub struct Options {
     pub crates: Option<Crates>,
     /// `--toolchain`: the toolchains that may build the suites.
     pub toolchain: toolchain::Only,
+    /// A real-hardware target's comparable stored baselines, given the
+    /// machine and the target's record (read above the matrix, where the
+    /// baselines' format lives): its rounds then go on look by look.
+    pub stored: Option<StoredBaselines>,
     /// With `--against`: stop a suite's pairs at the first look where the
     /// gate with these options has decided every family cell
     /// ([`crate::family`]). `None` records every round (the
     /// recordings `validate-gate` resamples).
     pub stop_when_decided: Option<crate::family::GateOptions>,
 }
+
+/// Where a run finds a real-hardware target's comparable stored baselines.
+pub type StoredBaselines = std::sync::Arc<
+    dyn Fn(&host::Host, &TargetResult) -> Option<crate::family::Stored> + Send + Sync,
+>;
 
 /// The lock crate under test and the version to compare it with.
 #[derive(Clone)]
@@ -92,6 +101,7 @@ impl Options {
             tree: Some(tree),
             crates: None,
             toolchain: self.toolchain.clone(),
+            stored: None,
             stop_when_decided: None,
         }
     }
@@ -267,6 +277,7 @@ fn target_result(t: &Target, ready: &Readiness) -> TargetResult {
         build_secs: None,
         run_secs: None,
         insns_tolerance: t.insns_tolerance,
+        stored_rounds: None,
         cpu_model: None,
         machine: None,
         kernel: None,
@@ -547,6 +558,9 @@ struct Runs<'a> {
     base_dir: &'a Path,
     names: &'a [&'a str],
     observer: &'a dyn Observer,
+    /// The machine the run happens on: with a target's own facts, the
+    /// testbed its stored baselines must match.
+    host: &'a host::Host,
 }
 
 impl Runs<'_> {
@@ -617,6 +631,22 @@ impl Runs<'_> {
             }
             _ => None,
         };
+        // Comparable stored baselines of a real-hardware target: its rounds
+        // go on while a family cell is undecided, to the planned last look.
+        let stored = match (&self.opts.stored, t.runner) {
+            (Some(_), RunnerKind::Qemu) | (None, _) => None,
+            (Some(f), _) if self.opts.against.is_none() && self.opts.rounds.is_none() => {
+                f(self.host, result)
+            }
+            _ => None,
+        };
+        let stored_max = plan::stored_max(self.opts.profile);
+        if stored
+            .as_ref()
+            .is_some_and(|s| s.suites.values().any(|c| !c.is_empty()))
+        {
+            result.stored_rounds = Some(stored_max as u32);
+        }
         let site = Site {
             target: t,
             binaries,
@@ -633,6 +663,7 @@ impl Runs<'_> {
             counts_only: self.opts.counts_only,
             stop_when_decided: self.opts.stop_when_decided,
             suites: names.len(),
+            stored: stored.as_ref().map(|s| (s, stored_max)),
         };
         let sides = Sides {
             head: (self.dir, result),
@@ -705,6 +736,7 @@ pub fn run(
         targets,
     };
     results::write(&dir, &run)?;
+    let host = run.host.clone();
 
     let base_dir = dir.join("base");
     let plugin = plugin(root, &jobs, opts, &mut run, observer);
@@ -723,6 +755,7 @@ pub fn run(
         base_dir: &base_dir,
         names: &names,
         observer,
+        host: &host,
     };
     let head_tree = Tree {
         root: tree,

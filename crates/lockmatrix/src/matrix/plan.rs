@@ -49,26 +49,37 @@ pub fn rounds(profile: Profile, rounds: Option<u32>, paired: bool) -> u32 {
     })
 }
 
+/// The most rounds a real-hardware target's family cells get against
+/// comparable stored baselines ([`crate::family::STORED_ROUNDS`]).
+pub fn stored_max(profile: Profile) -> usize {
+    let (quick, full) = crate::family::STORED_ROUNDS;
+    match profile {
+        Profile::Quick => quick as usize,
+        Profile::Full => full as usize,
+    }
+}
+
 /// The invocations of one suite on `t`. Under QEMU (timing advisory, slow
 /// start-up) one invocation per side does all rounds. Elsewhere each round
 /// is its own invocation: contended cells jump between levels from one
 /// process to the next (the host moves the vCPUs), so rounds from one
 /// process understate the noise a later run sees. With `against` the sides
 /// alternate, base first in even rounds, head first in odd ones, so neither
-/// always runs warm; with `family` (both sides' binaries know `--family`)
-/// the first round runs every cell, the others only the suite's timing
-/// family: only those cells are tested pair by pair, and the advisory rest
-/// (most of a suite's time) is shown from one round per side; the run
-/// loop narrows a family pair to the cells still undecided, one lock's
-/// pair at a time (`family::units`). Last, with
-/// `counted`, one counting invocation per side.
+/// always runs warm; with `family_from` (the binaries know `--family`)
+/// the rounds before it run every cell, the later ones only the suite's
+/// timing family: only those cells are tested round by round, and the
+/// advisory rest (most of a suite's time) is shown from the first rounds;
+/// the run loop narrows a family round to the cells still undecided, one
+/// lock at a time (`family::units`). Pairs against a base take the family
+/// alone from the second pair; rounds against stored baselines from the
+/// first look's. Last, with `counted`, one counting invocation per side.
 pub fn plan(
     t: &Target,
     profile: Profile,
     rounds_flag: Option<u32>,
     against: bool,
     counted: bool,
-    family: bool,
+    family_from: Option<u32>,
 ) -> Vec<Step> {
     let sides: &[Side] = if against {
         &[Side::Base, Side::Head]
@@ -104,7 +115,7 @@ pub fn plan(
             let mut args = base_args();
             args.extend(["--rounds", "1", "--seed"].map(String::from));
             args.push((r + 1).to_string());
-            if against && family && r > 0 {
+            if family_from.is_some_and(|from| r >= from) {
                 args.push("--family".into());
             }
             steps.extend(order.into_iter().map(|side| Step {
@@ -217,7 +228,7 @@ mod tests {
     #[test]
     fn native_rounds_are_invocations_and_against_alternates_which_side_goes_first() {
         let t = target(RunnerKind::Native);
-        let alone = plan(&t, Profile::Quick, Some(3), false, false, true);
+        let alone = plan(&t, Profile::Quick, Some(3), false, false, None);
         assert_eq!(
             shape(&alone),
             [
@@ -232,7 +243,7 @@ mod tests {
             "--seed".into(),
             "2".into()
         ]));
-        let ab = plan(&t, Profile::Quick, Some(2), true, true, true);
+        let ab = plan(&t, Profile::Quick, Some(2), true, true, Some(1));
         assert_eq!(
             shape(&ab),
             [
@@ -250,12 +261,19 @@ mod tests {
         assert_eq!(ab[2].args, ab[3].args);
         assert!(!ab[0].args.contains(&"--family".to_string()));
         assert!(ab[2].args.ends_with(&["--family".to_string()]));
-        // Alone (no base), every round runs every cell.
+        // Alone (no base), every round runs every cell; against stored
+        // baselines the rounds after the first look run the family alone.
         assert!(alone
             .iter()
             .all(|s| !s.args.contains(&"--family".to_string())));
+        let stored = plan(&t, Profile::Quick, Some(7), false, false, Some(5));
+        let family: Vec<bool> = stored
+            .iter()
+            .map(|s| s.args.contains(&"--family".to_string()))
+            .collect();
+        assert_eq!(family, [false, false, false, false, false, true, true]);
         assert_eq!(
-            plan(&t, Profile::Quick, None, true, false, true).len(),
+            plan(&t, Profile::Quick, None, true, false, Some(1)).len(),
             2 * AB_ROUNDS.0 as usize
         );
     }
@@ -276,7 +294,7 @@ mod tests {
     #[test]
     fn qemu_runs_each_side_once_with_all_its_rounds() {
         let t = target(RunnerKind::Qemu);
-        let ab = plan(&t, Profile::Quick, Some(4), true, false, true);
+        let ab = plan(&t, Profile::Quick, Some(4), true, false, Some(1));
         assert_eq!(
             shape(&ab),
             [(Side::Base, None, false), (Side::Head, None, false)]
@@ -284,9 +302,9 @@ mod tests {
         assert!(ab[0].args.ends_with(&["--rounds".into(), "4".into()]));
         // Without --rounds: one round of the emulator's times (quick), the
         // suites' own rounds (full).
-        let quick = plan(&t, Profile::Quick, None, false, false, false);
+        let quick = plan(&t, Profile::Quick, None, false, false, None);
         assert!(quick[0].args.ends_with(&["--rounds".into(), "1".into()]));
-        let full = plan(&t, Profile::Full, None, false, false, false);
+        let full = plan(&t, Profile::Full, None, false, false, None);
         assert!(!full[0].args.contains(&"--rounds".to_string()));
     }
 
@@ -315,7 +333,7 @@ mod tests {
     #[test]
     fn folding_numbers_rounds_and_keeps_only_counts_from_a_counted_run() {
         let t = target(RunnerKind::Native);
-        let steps = plan(&t, Profile::Quick, Some(2), false, true, true);
+        let steps = plan(&t, Profile::Quick, Some(2), false, true, None);
         let mut acc = None;
         for (i, step) in steps.iter().enumerate() {
             let text = format!(

@@ -30,6 +30,10 @@ pub struct Site<'a> {
     pub stop_when_decided: Option<crate::family::GateOptions>,
     /// The suites the target runs: the gate splits its level over them.
     pub suites: usize,
+    /// Its comparable stored baselines, and the most rounds a family cell
+    /// gets against them: rounds go on, look by look, while a cell is
+    /// undecided (not with `--against`, `--rounds` or counts only).
+    pub stored: Option<(&'a crate::family::Stored, usize)>,
 }
 
 /// One suite's runs on a site: this tree's and, with `--against`, the
@@ -104,15 +108,30 @@ impl Site<'_> {
         let family = against
             && knows_family(self, &self.binaries[suite].path)
             && base_binaries.is_some_and(|b| knows_family(self, &b[suite].path));
+        // Against stored baselines: the rounds go on while a family cell
+        // is undecided, the family alone after the first look.
+        let stored = self
+            .stored
+            .filter(|_| !against && !self.counts_only && self.rounds.is_none())
+            .and_then(|(s, max)| Some((s.suites.get(suite)?, max)))
+            .filter(|(cells, _)| !cells.is_empty());
+        let stored_family = stored.is_some() && knows_family(self, &self.binaries[suite].path);
+        let (rounds, family_from) = match stored {
+            Some((_, max)) => (
+                Some(max as u32),
+                stored_family.then_some(crate::family::STORED_LOOK_EVERY as u32),
+            ),
+            None => (self.rounds, family.then_some(1)),
+        };
         let steps = match self.counts_only {
             true => super::plan::counting(self.target, self.profile, counted),
             false => plan(
                 self.target,
                 self.profile,
-                self.rounds,
+                rounds,
                 against,
                 counted,
-                family,
+                family_from,
             ),
         };
         let max_pairs = super::plan::rounds(self.profile, self.rounds, true) as usize;
@@ -123,7 +142,9 @@ impl Site<'_> {
         while i < steps.len() {
             // A family pair (a round after the first) runs both its steps
             // once per unit, each unit's two invocations back to back.
-            let round = steps[i].round.filter(|&r| family && r > 0);
+            let round = steps[i]
+                .round
+                .filter(|&r| (family || stored_family) && r > 0);
             let n = match round {
                 Some(r) => steps[i..].iter().take_while(|s| s.round == Some(r)).count(),
                 None => 1,
@@ -166,6 +187,25 @@ impl Site<'_> {
                         self.target.runner,
                         self.stop_when_decided.as_ref(),
                         max_pairs,
+                        self.suites,
+                    ));
+                }
+            }
+            if let (Some((cells, max)), Some(opts), Some(r), Some(h)) = (
+                stored.filter(|_| stored_family),
+                self.stop_when_decided.as_ref(),
+                group[0].round,
+                &head,
+            ) {
+                let rounds = r as usize + 1;
+                let ran = h.parsed.samples.iter().any(|s| s.round == r);
+                if rounds % crate::family::STORED_LOOK_EVERY == 0 && rounds < max && ran {
+                    units = crate::family::units(&crate::family::pending_stored(
+                        &h.parsed.samples,
+                        cells,
+                        self.target.runner,
+                        opts,
+                        max,
                         self.suites,
                     ));
                 }

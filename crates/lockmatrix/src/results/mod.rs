@@ -29,7 +29,9 @@ use std::path::{Path, PathBuf};
 /// most pairs a timing-family cell was planned to get (the gate's last
 /// look; a suite stops earlier once its family is decided). Version 9
 /// added the run's `miri`: the Miri check of the locks loom cannot see.
-pub const FORMAT_VERSION: u32 = 9;
+/// Version 10 added a target's `stored_rounds`: the rounds its timing
+/// family was planned against stored baselines (the gate's last look).
+pub const FORMAT_VERSION: u32 = 10;
 const OLDEST_FORMAT: u32 = 1;
 
 mod status;
@@ -194,6 +196,11 @@ pub struct TargetResult {
     /// How far `insns_per_op` may move before the gate fails (targets.yaml).
     #[serde(default)]
     pub insns_tolerance: f64,
+    /// The most rounds its timing family was planned against comparable
+    /// stored baselines (format 10): the gate's last look. `None`: no
+    /// stored baseline compared when it ran (or `--rounds` fixed them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_rounds: Option<u32>,
     /// The CPU the suites ran on, where that is not the run's host: an ssh
     /// host's, or a CI job's in a merged run.
     #[serde(default)]
