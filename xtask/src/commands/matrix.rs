@@ -75,7 +75,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         if lockmatrix::host::dirty(root) {
             errln!(
                 "note: the working tree has uncommitted changes: the head side is this tree as it is, not a commit; run.json records it (lockmatrix_dirty), and --against {} is compared with it",
-                lockmatrix::escape::prefix(&base.commit, 12)
+                lockmatrix::commit::shown(base.commit.as_ref())
             );
         }
     }
@@ -216,7 +216,14 @@ impl Recount<'_> {
         );
         let reference = lockmatrix::gate::Reference::stored(run, &baselines)?;
         for (commit, targets) in reference.to_recount(run) {
-            let short = lockmatrix::escape::prefix(&commit, 12);
+            let short = commit.short();
+            // A baseline file is data: it builds only a commit of this history.
+            if !super::in_history(self.root, &reference, &commit, "HEAD")? {
+                if gate.require_gate {
+                    bail!("counts: the baselines were counted by another compiler and their commit {short} is not in this clone");
+                }
+                continue;
+            }
             let worktree = match matrix::worktree::check_out(self.root, &commit) {
                 Ok(w) => w,
                 Err(e) if gate.require_gate => bail!(

@@ -304,8 +304,9 @@ pub struct Baseline {
     pub target: Name,
     pub suite: Name,
     pub testbed: Testbed,
-    /// The lockmatrix commit the samples were measured at.
-    pub commit: String,
+    /// The lockmatrix commit the samples were measured at: a commit id,
+    /// checked as it is read (it reaches git: the trailer range, a recount).
+    pub commit: crate::commit::CommitId,
     /// When the samples were measured (the run's start, UTC).
     pub date: String,
     pub cells: Vec<BaselineCell>,
@@ -720,7 +721,7 @@ mod tests {
                 declared_testbed: None,
                 timings_compiler: None,
             },
-            commit: "abc".into(),
+            commit: crate::commit::test_id("abc"),
             date: "2026-11-30T02:00:00Z".into(),
             footprint: None,
             binary: None,

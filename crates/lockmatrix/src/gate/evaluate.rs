@@ -38,6 +38,7 @@ use super::ordering::{self, Footprints, ModelGate, OrderingChange};
 use super::GateOptions;
 use crate::acknowledge::Acknowledgement;
 use crate::cells::{self, CellKey, RunCell, Summary};
+use crate::commit::CommitId;
 use crate::family;
 use crate::name::Name;
 use crate::policy::{self, Role};
@@ -302,8 +303,8 @@ impl Reference<'_> {
     /// `run`'s (another compiler, emulator release or CPU choice built or
     /// counted them) and are worth counting again with this run's
     /// toolchain: each commit's targets with such a suite.
-    pub fn to_recount(&self, run: &Run) -> BTreeMap<String, Vec<Name>> {
-        let mut out: BTreeMap<String, Vec<Name>> = BTreeMap::new();
+    pub fn to_recount(&self, run: &Run) -> BTreeMap<CommitId, Vec<Name>> {
+        let mut out: BTreeMap<CommitId, Vec<Name>> = BTreeMap::new();
         let Reference::Stored { files, .. } = self else {
             return out;
         };
@@ -330,13 +331,25 @@ impl Reference<'_> {
 
     /// The commits the stored baselines were recorded at, for reading the
     /// trailers between them and the run's commit.
-    pub fn baseline_commits(&self) -> Vec<String> {
+    pub fn baseline_commits(&self) -> Vec<CommitId> {
         let Reference::Stored { files, .. } = self else {
             return Vec::new();
         };
-        let commits: std::collections::BTreeSet<String> =
+        let commits: std::collections::BTreeSet<CommitId> =
             files.values().flatten().map(|b| b.commit.clone()).collect();
         commits.into_iter().collect()
+    }
+
+    /// The baseline files recorded at `commit`, for errors that name them.
+    pub fn files_at(&self, commit: &CommitId) -> Vec<std::path::PathBuf> {
+        let Reference::Stored { dir, files, .. } = self else {
+            return Vec::new();
+        };
+        files
+            .iter()
+            .filter(|(_, b)| b.as_ref().is_some_and(|b| b.commit == *commit))
+            .map(|((t, s), _)| baseline::path(Path::new(dir), t, s))
+            .collect()
     }
 
     /// Adds trailers read for stored baselines (an `--against` run carries
@@ -364,7 +377,11 @@ impl Reference<'_> {
                 format!("{} ({})", b.label(), b.source)
             }
             Reference::Base(base) => match &base.against {
-                Some(a) => format!("the base revision {} ({})", a.rev, short(&a.commit)),
+                Some(a) => format!(
+                    "the base revision {} ({})",
+                    a.rev,
+                    crate::commit::shown(a.commit.as_ref())
+                ),
                 None => format!("the base run {}", base.run_id),
             },
         }
@@ -646,7 +663,7 @@ fn reference_of(
             let cells = bs
                 .map(|b| collect(cells::collect(&b.samples)))
                 .unwrap_or_default();
-            let rev = short(&base.host.lockmatrix_commit);
+            let rev = crate::commit::shown(base.host.lockmatrix_commit.as_ref());
             // A base that broke compares nothing: never a pass with every
             // cell "new".
             match (bt.map(|b| &b.status), bs) {
@@ -723,7 +740,7 @@ fn reference_of(
                 // footprints for the stored ones.
                 let recounted = recounts
                     .iter()
-                    .filter(|r| r.host.lockmatrix_commit == b.commit)
+                    .filter(|r| r.host.lockmatrix_commit.as_ref() == Some(&b.commit))
                     .find_map(|r| {
                         let rt = r.targets.iter().find(|x| x.name == t.name)?;
                         let rs = rt.suites.iter().find(|x| x.suite == s.suite)?;
@@ -743,7 +760,7 @@ fn reference_of(
                     found.footprints = Footprints::of(&rt.triple, rs);
                     found.binary = rt.binaries.get(&rs.suite).cloned();
                     found.recount = Some((
-                        b.commit.clone(),
+                        b.commit.to_string(),
                         b.testbed.compiler_version.clone().unwrap_or_default(),
                     ));
                 }

@@ -180,7 +180,7 @@ pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared> {
         });
     }
     let base = match &opts.against {
-        Some(rev) => Some(worktree::check_out(root, rev)?),
+        Some(rev) => Some(worktree::against(root, rev)?),
         None => None,
     };
     Ok(Prepared {
@@ -500,10 +500,7 @@ fn base_run_of(run: &Run) -> Run {
     let mut b = run.clone();
     b.run_id = format!("{}/base", run.run_id);
     b.against = None;
-    b.host.lockmatrix_commit = run
-        .against
-        .as_ref()
-        .map_or_else(String::new, |a| a.commit.clone());
+    b.host.lockmatrix_commit = run.against.as_ref().and_then(|a| a.commit.clone());
     b.host.lockmatrix_dirty = false;
     b
 }
@@ -658,7 +655,10 @@ pub fn run(
                 // Two versions of a crate: the trailers of its own history.
                 let acknowledged = match &prepared.subject {
                     Some(s) => s.acknowledged.clone(),
-                    None => crate::acknowledge::in_range(root, &w.commit, "HEAD")?,
+                    None => match &w.commit {
+                        Some(c) => crate::acknowledge::in_range(root, c, "HEAD")?,
+                        None => Vec::new(),
+                    },
                 };
                 Ok(Against {
                     rev: rev.clone(),

@@ -118,8 +118,9 @@ pub struct Run {
 pub struct Against {
     /// As given on the command line (`HEAD~1`, `origin/main`, a sha).
     pub rev: String,
-    /// The commit it named.
-    pub commit: String,
+    /// The commit it named (`"unknown"`: a `--crate` run outside git).
+    #[serde(with = "crate::commit::or_unknown")]
+    pub commit: Option<crate::commit::CommitId>,
     /// The `Lockmatrix-Ordering:` trailers between it and the head
     /// (format 6): the ordering changes they acknowledge pass the gate.
     #[serde(default)]

@@ -83,7 +83,9 @@ pub fn acknowledgements(head: &Spec, base: &Spec) -> Vec<crate::acknowledge::Ack
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        .and_then(|o| {
+            crate::commit::CommitId::parse(String::from_utf8_lossy(&o.stdout).trim()).ok()
+        });
     match base_commit {
         Some(c) => crate::acknowledge::in_range(h, &c, "HEAD").unwrap_or_default(),
         None => Vec::new(),
