@@ -115,6 +115,8 @@ pub struct Subjects {
     pub acknowledged: Vec<crate::acknowledge::Acknowledgement>,
     /// The trees' locks, held until the run is over.
     _locks: Vec<std::fs::File>,
+    /// Path crates' copies, removed with the run's end.
+    _copies: Vec<crate::subject::derive::Copy>,
 }
 
 impl Subjects {
@@ -147,12 +149,14 @@ pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared> {
     if let Some(c) = &opts.crates {
         let head = crate::subject::derive(root, &c.head, &cache)?;
         let mut locks = vec![head.lock];
+        let mut copies: Vec<_> = head.copy.into_iter().collect();
         let (base, base_subject) = match &c.base {
             // A crate against itself: one tree, the same binaries.
             Some(spec) if *spec == c.head => (Some(head.tree.clone()), Some(head.subject.clone())),
             Some(spec) => {
                 let d = crate::subject::derive(root, spec, &cache)?;
                 locks.push(d.lock);
+                copies.extend(d.copy);
                 (Some(d.tree), Some(d.subject))
             }
             None => (None, None),
@@ -176,6 +180,7 @@ pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared> {
                     .as_ref()
                     .map_or_else(Vec::new, |b| crate::subject::acknowledgements(&c.head, b)),
                 _locks: locks,
+                _copies: copies,
             }),
         });
     }

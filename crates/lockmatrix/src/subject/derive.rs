@@ -4,8 +4,9 @@
 //! builds it like any other tree (`--against`'s base is one too).
 //!
 //! A path crate is copied beside the tree (`<tree>.crate`: outside it, as
-//! the crate may be a workspace of its own), so the build sees the working
-//! copy as it was when the run began; the hash of the copy is written into
+//! the crate may be a workspace of its own) as cargo would package it
+//! (`package.rs`), so the build sees the working copy as it was when the
+//! run began, and the copy is removed when the run is over; the hash of the copy is written into
 //! `suites/subject/Cargo.toml`, so the suites' source hash, which keys the
 //! build cache, covers the crate's code. A registry or git crate is pinned
 //! by the tree's Cargo.lock (checksum or commit), which that hash covers.
@@ -28,6 +29,18 @@ pub struct Derived {
     pub subject: Subject,
     /// Another run with the same spec waits for this one's builds.
     pub lock: std::fs::File,
+    /// A path crate's copy, removed when dropped (the run is over).
+    pub copy: Option<Copy>,
+}
+
+/// A path crate's copy beside its tree (`<tree>.crate`), removed when
+/// dropped: the working copy's files do not outlive the run in the cache.
+pub struct Copy(pub PathBuf);
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Builds the tree for `spec` under `cache/crate-trees/<hash of spec>`:
@@ -53,7 +66,9 @@ pub fn derive(root: &Path, spec: &Spec, cache: &Path) -> Result<Derived> {
         }
     }
     let subject = made?;
+    let copy = tree.with_extension("crate");
     Ok(Derived {
+        copy: copy.exists().then_some(Copy(copy)),
         tree,
         subject,
         lock,
@@ -355,10 +370,9 @@ fn copy_files(from: &Path, files: &[PathBuf], to: &Path, skip: &[&str]) -> Resul
     Ok(crate::file::sha256(&all))
 }
 
-/// Copies the crate at `dir` to `to`: its whole git repository when it is
-/// in one (a workspace's path dependencies come along), else the
-/// directory without `target/`. Returns the crate's directory relative to
-/// `to`, and its state: the commit, whether it was modified, and the
+/// Copies the crate at `dir` to `to`, as packaged ([`super::package`]).
+/// Returns the crate's directory relative to `to`, and its state: the
+/// commit of the repository it is in and whether it was modified, and the
 /// sha256 of what was copied.
 fn copy_path_crate(dir: &Path, to: &Path) -> Result<(String, String)> {
     let git = |args: &[&str]| -> Option<String> {
@@ -371,38 +385,24 @@ fn copy_path_crate(dir: &Path, to: &Path) -> Result<(String, String)> {
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
     };
-    if let Some(top) = git(&["rev-parse", "--show-toplevel"]) {
-        let top = PathBuf::from(top);
-        let rel = dir
-            .strip_prefix(top.canonicalize()?)
-            .unwrap_or(Path::new(""))
-            .to_string_lossy()
-            .into_owned();
-        let sum = copy_files(&top, &tracked(&top)?, to, &["target/"])?;
-        let commit = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "no commit".into());
-        let dirty = git(&["status", "--porcelain", "--untracked-files=normal"])
-            .is_some_and(|s| !s.is_empty());
-        let state = format!(
-            "git {}{}, sha256 {sum}",
-            &commit[..commit.len().min(12)],
-            if dirty { " modified" } else { "" }
-        );
-        return Ok((rel, state));
-    }
-    let mut files = Vec::new();
-    let mut dirs = vec![PathBuf::new()];
-    while let Some(d) = dirs.pop() {
-        for entry in std::fs::read_dir(dir.join(&d))? {
-            let entry = entry?;
-            let rel = d.join(entry.file_name());
-            let kind = entry.file_type()?;
-            if kind.is_dir() && rel != Path::new("target") && rel != Path::new(".git") {
-                dirs.push(rel);
-            } else if kind.is_file() {
-                files.push(rel);
-            }
+    let packaged = match super::package::package(dir, to) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(to);
+            return Err(e.into());
         }
-    }
-    let sum = copy_files(dir, &files, to, &[])?;
-    Ok((String::new(), format!("sha256 {sum}")))
+    };
+    let rel = packaged.rel.to_string_lossy().into_owned();
+    let sum = packaged.sha256;
+    let Some(commit) = git(&["rev-parse", "--verify", "--quiet", "HEAD"]) else {
+        return Ok((rel, format!("sha256 {sum}")));
+    };
+    let dirty = git(&["status", "--porcelain", "--untracked-files=normal", "."])
+        .is_some_and(|s| !s.is_empty());
+    let state = format!(
+        "git {}{}, sha256 {sum}",
+        &commit[..commit.len().min(12)],
+        if dirty { " modified" } else { "" }
+    );
+    Ok((rel, state))
 }
