@@ -644,7 +644,11 @@ pub fn run(
         run_id,
         started,
         finished: None,
-        command: std::env::args().skip(1).collect(),
+        // Credentials in a URL never leave the command line.
+        command: std::env::args()
+            .skip(1)
+            .map(|a| crate::subject::spec::redact(&a))
+            .collect(),
         profile: opts.profile,
         // A crate's tree is a copy of this checkout, not a git worktree.
         host: host::collect(if head_tree.is_some() { root } else { tree }),

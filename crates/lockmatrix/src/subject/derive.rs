@@ -220,14 +220,23 @@ fn metadata(tree: &Path, spec: &Spec) -> Result<Value> {
 
 /// Runs cargo in the tree: its JSON output, or cargo's errors.
 fn cargo(tree: &Path, spec: &Spec, args: &[&str]) -> Result<Value> {
-    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(args)
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.args(args)
         .current_dir(tree)
-        .env("CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS", "fallback")
-        .output()
-        .context("running cargo")?;
+        .env("CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS", "fallback");
+    if let (Some(c), Source::Git { url, .. }) = (&spec.credentials, &spec.source) {
+        // The manifest names the URL without its user-info; git (run by
+        // cargo) puts it back for this fetch only, from the environment,
+        // so the secret is written to no file.
+        cmd.env("CARGO_NET_GIT_FETCH_WITH_CLI", "true")
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", format!("url.{}.insteadOf", c.url))
+            .env("GIT_CONFIG_VALUE_0", url)
+            .env("GIT_TERMINAL_PROMPT", "0");
+    }
+    let out = cmd.output().context("running cargo")?;
     if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = super::spec::redact(&String::from_utf8_lossy(&out.stderr));
         let first: Vec<&str> = err
             .lines()
             .filter(|l| l.trim_start().starts_with("error") || l.starts_with("  "))
