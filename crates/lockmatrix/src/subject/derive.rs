@@ -104,8 +104,9 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
         _ => (None, None),
     };
     let subject_dir = tree.join("suites/subject");
+    let git_ref = git_ref(spec);
     let write = |declared: &Declared, lock_api: Option<&str>| -> Result<()> {
-        let mut text = generate::cargo_toml(spec, copied.as_deref(), declared, lock_api);
+        let mut text = generate::cargo_toml(spec, copied.as_deref(), declared, lock_api, git_ref);
         if let Some(state) = &path_state {
             // The copy's hash, so that the build cache tells versions apart.
             text.push_str(&format!("# {state}\n"));
@@ -198,6 +199,41 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
     Ok(subject)
 }
 
+/// What a git spec's `#REV` is on its remote (`git ls-remote`, with the
+/// URL's credentials from the environment as cargo's fetch has them): a
+/// branch, a tag, or else a commit. Unreachable remotes are `rev`, and
+/// cargo then says what is wrong.
+fn git_ref(spec: &Spec) -> generate::GitRef {
+    let Source::Git { url, rev } = &spec.source else {
+        return generate::GitRef::Rev;
+    };
+    let mut cmd = Command::new("git");
+    cmd.args(["ls-remote", "--end-of-options"])
+        .arg(url)
+        .arg(rev)
+        .env("GIT_TERMINAL_PROMPT", "0");
+    with_credentials(&mut cmd, spec);
+    match cmd.output() {
+        Ok(o) if o.status.success() => {
+            generate::GitRef::of(rev, &String::from_utf8_lossy(&o.stdout))
+        }
+        _ => generate::GitRef::Rev,
+    }
+}
+
+/// Gives a git command run for `spec` (git itself, or cargo's fetch with
+/// the git CLI) the credentials its URL was given with: `insteadOf` from
+/// the environment, so the manifest and every file name the plain URL.
+fn with_credentials(cmd: &mut Command, spec: &Spec) {
+    if let (Some(c), Source::Git { url, .. }) = (&spec.credentials, &spec.source) {
+        cmd.env("CARGO_NET_GIT_FETCH_WITH_CLI", "true")
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", format!("url.{}.insteadOf", c.url))
+            .env("GIT_CONFIG_VALUE_0", url)
+            .env("GIT_TERMINAL_PROMPT", "0");
+    }
+}
+
 /// `cargo metadata` of the tree, which also resolves and writes its
 /// Cargo.lock, with a registry crate locked at exactly its version (even
 /// a yanked one, as spin 0.9.8 is). New dependencies prefer versions the
@@ -224,16 +260,9 @@ fn cargo(tree: &Path, spec: &Spec, args: &[&str]) -> Result<Value> {
     cmd.args(args)
         .current_dir(tree)
         .env("CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS", "fallback");
-    if let (Some(c), Source::Git { url, .. }) = (&spec.credentials, &spec.source) {
-        // The manifest names the URL without its user-info; git (run by
-        // cargo) puts it back for this fetch only, from the environment,
-        // so the secret is written to no file.
-        cmd.env("CARGO_NET_GIT_FETCH_WITH_CLI", "true")
-            .env("GIT_CONFIG_COUNT", "1")
-            .env("GIT_CONFIG_KEY_0", format!("url.{}.insteadOf", c.url))
-            .env("GIT_CONFIG_VALUE_0", url)
-            .env("GIT_TERMINAL_PROMPT", "0");
-    }
+    // The manifest names the URL without its user-info; git (run by
+    // cargo) puts it back for this fetch only, so it is in no file.
+    with_credentials(&mut cmd, spec);
     let out = cmd.output().context("running cargo")?;
     if !out.status.success() {
         let err = super::spec::redact(&String::from_utf8_lossy(&out.stderr));
