@@ -412,6 +412,26 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
             b.suite
         );
     }
+    let t = &b.testbed;
+    let texts = [
+        ("testbed.cpu_model", Some(&t.cpu_model)),
+        ("testbed.emulator_version", t.emulator_version.as_ref()),
+        ("testbed.compiler_version", t.compiler_version.as_ref()),
+        ("testbed.triple", t.triple.as_ref()),
+        ("testbed.counter_version", t.counter_version.as_ref()),
+        ("testbed.cpu_choice", t.cpu_choice.as_ref()),
+        ("testbed.machine", t.machine.as_ref()),
+        ("testbed.kernel", t.kernel.as_ref()),
+        ("testbed.virtualization", t.virtualization.as_ref()),
+        ("testbed.declared_testbed", t.declared_testbed.as_ref()),
+        ("testbed.timings_compiler", t.timings_compiler.as_ref()),
+        ("date", Some(&b.date)),
+    ];
+    for (field, value) in texts {
+        if let Some(v) = value {
+            crate::escape::check_line(field, v).map_err(anyhow::Error::msg)?;
+        }
+    }
     let old_format = b.format < 2;
     let mut seen = BTreeSet::new();
     for c in &mut b.cells {
