@@ -68,7 +68,20 @@ pub struct Packaged {
 
 /// Copies the crate at `dir` (canonical) to `to`, as packaged.
 pub fn package(dir: &Path, to: &Path) -> Result<Packaged, PackageError> {
-    let meta = cargo_json(dir, &["metadata", "--no-deps", "--format-version", "1"])?;
+    // cargo package writes into its target dir: one of ours, never the
+    // working copy's.
+    let scratch = to.with_extension("package-target");
+    let packaged = package_with(dir, to, &scratch);
+    let _ = std::fs::remove_dir_all(&scratch);
+    packaged
+}
+
+fn package_with(dir: &Path, to: &Path, scratch: &Path) -> Result<Packaged, PackageError> {
+    let meta = cargo_json(
+        dir,
+        scratch,
+        &["metadata", "--no-deps", "--format-version", "1"],
+    )?;
     let root = PathBuf::from(meta["workspace_root"].as_str().unwrap_or_default());
     let root = root.canonicalize().unwrap_or(root);
     let packages = meta["packages"].as_array().cloned().unwrap_or_default();
@@ -106,7 +119,7 @@ pub fn package(dir: &Path, to: &Path) -> Result<Packaged, PackageError> {
     }
     for d in &dirs {
         let rel = d.strip_prefix(&root).unwrap_or(Path::new(""));
-        for f in list(d)? {
+        for f in list(d, scratch)? {
             files.insert(rel.join(f));
         }
     }
@@ -123,8 +136,12 @@ pub fn package(dir: &Path, to: &Path) -> Result<Packaged, PackageError> {
 /// The files of the package at `dir`, relative to it, as `cargo package
 /// --list` names them; the manifest cargo would write in their place
 /// (`Cargo.toml` normalised) is the original one on disk.
-fn list(dir: &Path) -> Result<Vec<PathBuf>, PackageError> {
-    let text = cargo_text(dir, &["package", "--list", "--allow-dirty", "--quiet"])?;
+fn list(dir: &Path, scratch: &Path) -> Result<Vec<PathBuf>, PackageError> {
+    let text = cargo_text(
+        dir,
+        scratch,
+        &["package", "--list", "--allow-dirty", "--quiet"],
+    )?;
     Ok(text
         .lines()
         .filter(|l| !l.is_empty())
@@ -138,10 +155,11 @@ fn list(dir: &Path) -> Result<Vec<PathBuf>, PackageError> {
         .collect())
 }
 
-fn cargo_text(dir: &Path, args: &[&str]) -> Result<String, PackageError> {
+fn cargo_text(dir: &Path, scratch: &Path, args: &[&str]) -> Result<String, PackageError> {
     let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .args(args)
         .current_dir(dir)
+        .env("CARGO_TARGET_DIR", scratch)
         .output()
         .map_err(|error| PackageError::Io {
             path: "cargo".into(),
@@ -162,8 +180,8 @@ fn cargo_text(dir: &Path, args: &[&str]) -> Result<String, PackageError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn cargo_json(dir: &Path, args: &[&str]) -> Result<Value, PackageError> {
-    let text = cargo_text(dir, args)?;
+fn cargo_json(dir: &Path, scratch: &Path, args: &[&str]) -> Result<Value, PackageError> {
+    let text = cargo_text(dir, scratch, args)?;
     Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
@@ -303,6 +321,8 @@ mod tests {
             .unwrap();
         assert!(matches!(e, PackageError::TooLarge { .. }), "{e}");
         assert!(!d.join("copy2").exists());
+        // Nothing was written into the working copy.
+        assert!(!ws.join("target").exists() && !ws.join("member/target/debug").exists());
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
