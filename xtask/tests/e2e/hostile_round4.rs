@@ -632,3 +632,79 @@ fn the_minor_ones_are_exit_2_with_a_short_first_line() {
         &format!("error: --from {}: given twice", first.display()),
     );
 }
+
+/// A git server on 127.0.0.1 (dumb HTTP, by python3's http.server) that
+/// serves `dir` only to `user:password`; its port, and the process.
+fn git_server_with_password(dir: &Path, password: &str) -> (u16, std::process::Child) {
+    let script = format!(
+        "import base64,functools,http.server\n\
+         want='Basic '+base64.b64encode(b'user:{password}').decode()\n\
+         class H(http.server.SimpleHTTPRequestHandler):\n\
+         \x20 def do_GET(self):\n\
+         \x20   if self.headers.get('Authorization')!=want:\n\
+         \x20     self.send_response(401);self.send_header('WWW-Authenticate','Basic realm=x');self.end_headers();return\n\
+         \x20   super().do_GET()\n\
+         \x20 def log_message(self,*a):pass\n\
+         s=http.server.ThreadingHTTPServer(('127.0.0.1',0),functools.partial(H,directory={:?}))\n\
+         print(s.server_address[1],flush=True)\n\
+         s.serve_forever()\n",
+        dir.display().to_string()
+    );
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    (line.trim().parse().unwrap(), child)
+}
+
+#[test]
+fn a_password_in_a_git_url_fetches_the_crate_and_is_kept_nowhere() {
+    let _cpus = shared_cpus();
+    let lab = Lab::new("crate-password");
+    let served = scratch_dir("round4-served");
+    let krate = tinylock_repo(&served.join("work"));
+    git(
+        &served,
+        &["clone", "-q", "--bare", s(&krate), "tinylock.git"],
+    );
+    git(&served.join("tinylock.git"), &["update-server-info"]);
+    // Made here, so that no copy of this source holds it.
+    let password = format!("pw{}", std::process::id());
+    let (port, mut server) = git_server_with_password(&served, &password);
+    let spec = format!("tinylock@git:http://user:{password}@127.0.0.1:{port}/tinylock.git#main");
+    let out = lab.run(&[
+        "matrix",
+        "--no-install",
+        "--no-insns",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "spinlock",
+        "--rounds",
+        "1",
+        "--crate",
+        &spec,
+        "--results",
+        "{results}",
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        first_line(&out).starts_with(&format!(
+            "crate: tinylock 0.1.0: 1 locks (tinylock.RawTinyLock), lock_api 0.4.14, git http://127.0.0.1:{port}/tinylock.git commit "
+        )),
+        "{}",
+        text(&out)
+    );
+    assert!(!text(&out).contains(&password), "{}", text(&out));
+    nowhere(&lab.dir, &password);
+    std::fs::remove_dir_all(&served).unwrap();
+}
