@@ -208,7 +208,8 @@ fn without_long_values(why: &str) -> String {
         let end = close.unwrap_or(body.len());
         let value = &body[..end];
         let count = value.chars().count();
-        if count > SHOWN {
+        // A name's own message shortened it already (`…`): kept as it is.
+        if count > SHOWN && !value.ends_with('…') {
             out.push_str(&format!("of {count} characters"));
         } else {
             out.push(quote);
@@ -603,6 +604,8 @@ mod tests {
             "{e}"
         );
         // Short values are still shown, as they say what is wrong.
+        let shortened = format!("name `{}…`: too long", "a".repeat(80));
+        assert_eq!(without_long_values(&shortened), shortened);
         assert_eq!(
             without_long_values("unknown field `runer`, expected `runner`"),
             "unknown field `runer`, expected `runner`"
