@@ -324,7 +324,7 @@ pub struct ValidateGateArgs {
     /// Seed of the resampling
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Also write the result as JSON
+    /// Also write the result as JSON (`-`: standard output)
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Where recorded runs are written

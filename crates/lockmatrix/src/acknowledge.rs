@@ -11,6 +11,7 @@
 //! The first word names the lock or atomic primitive (`*`: every one), the
 //! rest says why; the report shows it beside the change it covers.
 
+use crate::commit::CommitId;
 use crate::name::Name;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -98,15 +99,27 @@ impl std::fmt::Display for TrailerError {
 impl std::error::Error for TrailerError {}
 
 /// Every `Lockmatrix-Ordering:` trailer on the commits reachable from `to`
-/// and not from `from`, in `git log` order (newest first), read in the
-/// repository at `root`.
-pub fn in_range(root: &Path, from: &str, to: &str) -> Result<Vec<Acknowledgement>, TrailerError> {
+/// (`HEAD`, or a commit id) and not from `from`, in `git log` order (newest
+/// first), read in the repository at `root`. The range comes after
+/// `--end-of-options`: whatever it holds, git reads it as a revision.
+pub fn in_range(
+    root: &Path,
+    from: &CommitId,
+    to: &str,
+) -> Result<Vec<Acknowledgement>, TrailerError> {
     let range = format!("{from}..{to}");
     let format = format!("--format=%H%x00%(trailers:key={TRAILER},valueonly,separator=%x00)%x01");
     let out = Command::new("git")
         .arg("-C")
         .arg(root)
-        .args(["log", "--no-color", &format, &range, "--"])
+        .args([
+            "log",
+            "--no-color",
+            &format,
+            "--end-of-options",
+            &range,
+            "--",
+        ])
         .output()
         .map_err(TrailerError::Spawn)?;
     if !out.status.success() {
@@ -197,7 +210,7 @@ mod tests {
             "-m",
             "old\n\nLockmatrix-Ordering: mcs old",
         ]);
-        let base = git(&["rev-parse", "HEAD"]);
+        let base = CommitId::parse(&git(&["rev-parse", "HEAD"])).unwrap();
         git(&["commit", "-q", "--allow-empty", "-m", "plain"]);
         git(&[
             "commit",
@@ -210,8 +223,10 @@ mod tests {
         assert_eq!(acks.len(), 1, "{acks:?}");
         assert_eq!(acks[0].unit.as_deref(), Some("ticket"));
         assert_eq!(acks[0].reason, "weaker on purpose");
-        assert!(in_range(&dir, "HEAD", "HEAD").unwrap().is_empty());
-        assert!(in_range(&dir, "no-such-rev", "HEAD").is_err());
+        let head = CommitId::parse(&git(&["rev-parse", "HEAD"])).unwrap();
+        assert!(in_range(&dir, &head, "HEAD").unwrap().is_empty());
+        let absent = CommitId::parse(&"0".repeat(40)).unwrap();
+        assert!(in_range(&dir, &absent, "HEAD").is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

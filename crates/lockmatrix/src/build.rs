@@ -43,6 +43,40 @@ pub struct Binary {
     pub compiler: Option<crate::results::ToolInfo>,
 }
 
+/// A stored binary that no longer holds what this run built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Changed {
+    pub path: PathBuf,
+}
+
+impl std::fmt::Display for Changed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: changed since this run built it (sha256 differs): not run",
+            self.path.display()
+        )
+    }
+}
+
+impl std::error::Error for Changed {}
+
+impl Binary {
+    /// Hashes the file again against [`Binary::sha256`], which this
+    /// process took from the bytes it built or checked (a record outside
+    /// the cache: the one run.json keeps), just before it is executed:
+    /// whatever wrote into the store since is never run.
+    pub fn verify(&self) -> Result<(), Changed> {
+        let now = std::fs::read(&self.path).map(|b| crate::file::sha256(&b));
+        match now {
+            Ok(h) if h == self.sha256 => Ok(()),
+            _ => Err(Changed {
+                path: self.path.clone(),
+            }),
+        }
+    }
+}
+
 /// Why a target's suites did not build, as data from the moment it
 /// happens.
 #[derive(Debug, Clone, PartialEq)]

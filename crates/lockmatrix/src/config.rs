@@ -195,6 +195,47 @@ pub fn load(path: &Path) -> Result<Config> {
     Ok(parse(path, &text)?)
 }
 
+/// serde's message with each quoted value (`"..."` or `` `...` ``) longer
+/// than a word replaced by its length: a file that is no targets file at
+/// all (`--config /etc/passwd`) is named, never echoed.
+fn without_long_values(why: &str) -> String {
+    const SHOWN: usize = 40;
+    let mut out = String::new();
+    let mut rest = why;
+    while let Some(open) = rest.find(['"', '`']) {
+        let quote = rest[open..].chars().next().unwrap_or('"');
+        out.push_str(&rest[..open]);
+        let body = &rest[open + 1..];
+        // The closing quote: the next one not escaped.
+        let mut close = None;
+        let mut escaped = false;
+        for (i, c) in body.char_indices() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                c if c == quote && !escaped => {
+                    close = Some(i);
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        let end = close.unwrap_or(body.len());
+        let value = &body[..end];
+        let count = value.chars().count();
+        // A name's own message shortened it already (`…`): kept as it is.
+        if count > SHOWN && !value.ends_with('…') {
+            out.push_str(&format!("of {count} characters"));
+        } else {
+            out.push(quote);
+            out.push_str(value);
+            out.push(quote);
+        }
+        rest = body.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Parses the text of a targets file; `path` is only used in messages. A
 /// leading byte-order mark is skipped; size and nesting are checked
 /// ([`bounds`]) before serde_norway reads it.
@@ -214,7 +255,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         ConfigError::Syntax {
             path: path.to_path_buf(),
             place,
-            why,
+            why: without_long_values(&why),
         }
     })?;
     let mut config = Config {
@@ -583,6 +624,31 @@ fn fields(t: &Target) -> Vec<(&'static str, &str, Rule)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_that_is_not_a_targets_file_is_named_not_echoed() {
+        let passwd =
+            "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n";
+        let e = parse(Path::new("/etc/passwd"), passwd)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("root:x"), "{e}");
+        assert!(
+            e.starts_with("/etc/passwd:1:1: invalid type: string of 79 characters, expected"),
+            "{e}"
+        );
+        // Short values are still shown, as they say what is wrong.
+        let shortened = format!("name `{}…`: too long", "a".repeat(80));
+        assert_eq!(without_long_values(&shortened), shortened);
+        assert_eq!(
+            without_long_values("unknown field `runer`, expected `runner`"),
+            "unknown field `runer`, expected `runner`"
+        );
+        assert_eq!(
+            without_long_values("invalid type: string \"a \\\" b\", expected u64"),
+            "invalid type: string \"a \\\" b\", expected u64"
+        );
+    }
 
     const GOOD: &str = "\
 defaults:

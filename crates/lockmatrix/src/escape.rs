@@ -7,6 +7,37 @@
 //! words ([`crate::name`]); free text (stderr lines, check details, CPU
 //! models, versions, commands) is what these are for.
 
+/// The first character of `s` that would act instead of showing in a
+/// one-line field (a CPU model, a version): a control character (a line
+/// break forges a line of a report) or a bidirectional-text control
+/// (U+202E shows what follows reversed). Such a field is refused where it
+/// is read.
+pub fn acting_char(s: &str) -> Option<char> {
+    s.chars().find(|&c| c.is_control() || bidi(c))
+}
+
+/// A bidirectional-text control, or a Unicode line or paragraph
+/// separator: shown, it changes how the text around it reads.
+fn bidi(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}'
+    ) || ('\u{202a}'..='\u{202e}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c)
+}
+
+/// Why a one-line field read from a file is refused ([`acting_char`]),
+/// naming the field.
+pub fn check_line(field: &str, s: &str) -> Result<(), String> {
+    match acting_char(s) {
+        None => Ok(()),
+        Some(c) => Err(format!(
+            "{field}: holds U+{:04X}, a line break, control or bidirectional-text character: refused (edited by hand?)",
+            c as u32
+        )),
+    }
+}
+
 /// Text for HTML element content and attribute values (quoted with `"` or
 /// `'`).
 pub fn html(s: &str) -> String {
@@ -21,6 +52,8 @@ pub fn html(s: &str) -> String {
             c if c.is_control() && c != '\n' && c != '\t' => {
                 out.push_str(&format!("&#x{:x};", c as u32))
             }
+            // An entity would still reorder the text: shown as its name.
+            c if bidi(c) => out.push_str(&format!("U+{:04X}", c as u32)),
             c => out.push(c),
         }
     }
@@ -34,7 +67,7 @@ pub fn html(s: &str) -> String {
 pub fn markdown(s: &str) -> String {
     let text: String = s
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| if c.is_control() || bidi(c) { ' ' } else { c })
         .collect::<String>()
         .replace('|', "\\|");
     if text.trim().is_empty() {
@@ -61,7 +94,10 @@ pub fn markdown(s: &str) -> String {
 /// DEL and C1, which start escape sequences) is shown as an escape
 /// (`\x1b`, `\u{9b}`) instead of being sent.
 pub fn terminal(s: &str) -> String {
-    if !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+    if !s
+        .chars()
+        .any(|c| (c.is_control() && c != '\n' && c != '\t') || bidi(c))
+    {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -71,7 +107,7 @@ pub fn terminal(s: &str) -> String {
             c if (c as u32) < 0x80 && c.is_control() => {
                 out.push_str(&format!("\\x{:02x}", c as u32))
             }
-            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c if c.is_control() || bidi(c) => out.push_str(&c.escape_unicode().to_string()),
             c => out.push(c),
         }
     }
@@ -90,6 +126,20 @@ pub fn prefix(s: &str, n: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bidirectional_controls_never_act_in_any_medium() {
+        let s = "cpu \u{202e}evil";
+        assert_eq!(acting_char(s), Some('\u{202e}'));
+        assert_eq!(acting_char("two\nlines"), Some('\n'));
+        assert_eq!(acting_char("Intel(R) Xeon(R) 2.2GHz"), None);
+        for out in [html(s), markdown(s), terminal(s)] {
+            assert!(!out.contains('\u{202e}'), "{out}");
+        }
+        assert!(check_line("testbed.cpu_model", s)
+            .unwrap_err()
+            .starts_with("testbed.cpu_model: holds U+202E"));
+    }
 
     #[test]
     fn html_leaves_no_markup_and_no_attribute_breakout() {

@@ -255,13 +255,28 @@ pub fn stored_rounds_needed(
         return None;
     }
     let t = threshold(opts, case);
-    (2..=200).find(|&n| {
+    let decidable = |n: usize| {
         // `n` values with the recorded ones' spread.
         let values: Vec<f64> = base.iter().cycle().take(n).copied().collect();
         let looks = stored_looks(Some(max_rounds), max_rounds);
         stored_plan(opts, values.len(), looks, suites, family_cells)
             .is_ok_and(|plan| plan.decidable_against_fixed(&values, t))
-    })
+    };
+    // More rounds never hurt: the fewest that do, by bisection (each
+    // answer computes a plan's boundaries).
+    const MOST: usize = 200;
+    if !decidable(MOST) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1, MOST);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        match decidable(mid) {
+            true => hi = mid,
+            false => lo = mid,
+        }
+    }
+    Some(hi.max(2))
 }
 
 /// The cells of a suite's timing family on `runner`.

@@ -11,7 +11,9 @@ pub struct Host {
     pub cpus: usize,
     pub kernel: String,
     pub os: String,
-    pub lockmatrix_commit: String,
+    /// The checkout's HEAD; `None` (`"unknown"` in run.json) outside git.
+    #[serde(with = "crate::commit::or_unknown")]
+    pub lockmatrix_commit: Option<crate::commit::CommitId>,
     pub lockmatrix_dirty: bool,
     /// Which machine this is ([`machine`]): two VMs of one CPU model are
     /// two testbeds. `None` in runs from before it was recorded.
@@ -209,7 +211,8 @@ pub fn collect(root: &Path) -> Host {
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .map_or("unknown".into(), |s| s.trim().to_string()),
         os: first_line_with("/etc/os-release", "PRETTY_NAME").unwrap_or_else(|| "unknown".into()),
-        lockmatrix_commit: git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into()),
+        lockmatrix_commit: git(&["rev-parse", "--verify", "--quiet", "HEAD"])
+            .and_then(|c| crate::commit::CommitId::parse(&c).ok()),
         lockmatrix_dirty: git(&["status", "--porcelain", "--untracked-files=no"])
             .is_some_and(|s| !s.is_empty()),
         machine: std::fs::read_to_string("/etc/machine-id")

@@ -23,13 +23,15 @@
 //! - [`ci`]: the GitHub Actions workflows rendered from `targets.yaml`.
 //!
 //! [`observe`] carries progress out to whoever shows it; [`host`] records
-//! the machine a run happened on; [`file`] writes files whole.
+//! the machine a run happened on; [`file`] writes files whole; [`commit`]
+//! is a commit id read from a file, and whether it is in HEAD's history.
 
 pub mod acknowledge;
 pub mod build;
 pub mod cache;
 pub mod cells;
 pub mod ci;
+pub mod commit;
 pub mod config;
 pub mod cpu;
 pub mod escape;
@@ -67,6 +69,10 @@ mod layers {
         ),
         (
             "escape.rs",
+            &["protocol", "cells", "results", "gate", "report", "matrix"],
+        ),
+        (
+            "commit.rs",
             &["protocol", "cells", "results", "gate", "report", "matrix"],
         ),
         (

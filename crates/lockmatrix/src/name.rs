@@ -98,7 +98,7 @@ impl Name {
 
 /// At most 80 characters of `s`, every character that is not printable
 /// ASCII written as an escape (`\u{1b}`).
-fn shown(s: &str) -> String {
+pub(crate) fn shown(s: &str) -> String {
     let mut out: String = s
         .chars()
         .take(80)

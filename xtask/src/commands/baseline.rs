@@ -22,6 +22,12 @@ pub fn run(root: &Path, command: BaselineCommand) -> Result<bool> {
             run.run_id
         );
     }
+    let Some(commit) = &run.host.lockmatrix_commit else {
+        anyhow::bail!(
+            "run {}: records no commit (made outside a git checkout): a baseline needs the commit it was measured at",
+            run.run_id
+        );
+    };
     let update = match counts_only {
         true => gate::update::update_counts,
         false => gate::update_baselines,
@@ -31,7 +37,7 @@ pub fn run(root: &Path, command: BaselineCommand) -> Result<bool> {
         &resolve(root, &baselines),
         targets.as_deref(),
         suites.as_deref(),
-        &run.host.lockmatrix_commit,
+        commit,
     )?;
     for line in lines {
         outln!("{line}");

@@ -14,6 +14,32 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     // Every option is checked before anything is installed or built.
     args.gate.options().check()?;
     args.gate.outputs(|p| resolve(root, p))?;
+    for f in &args.features {
+        let ok = !f.is_empty()
+            && f.len() <= 64
+            && f.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-/".contains(c));
+        if !ok {
+            bail!(
+                "--features `{}`: not a feature name; expected letters, digits, `_`, `-` and `/` (e.g. spinlock/broken-lock), comma-separated",
+                lockmatrix::escape::terminal(&f.chars().take(80).collect::<String>()).replace('\n', "\\n")
+            );
+        }
+    }
+    if args.krate.is_some() && args.against_crate.is_none() {
+        // Measured, not compared: nothing to gate or to report as a gate.
+        let gated = [
+            ("--json", args.gate.json.is_some()),
+            ("--markdown", args.gate.markdown.is_some()),
+            ("--pr-comment", args.gate.pr_comment.is_some()),
+            ("--require-gate", args.gate.require_gate),
+        ];
+        if let Some((flag, _)) = gated.iter().find(|(_, given)| *given) {
+            bail!(
+                "{flag}: --crate without --against-crate measures the crate, it does not compare it, so there is no gate to report or require; give --against-crate SPEC for a gated A/B"
+            );
+        }
+    }
     lockmatrix::host::declared().map_err(anyhow::Error::msg)?;
     let config = config::load(&resolve(root, &args.selection.config))?;
     let selected = select::targets(&config, args.selection.targets.as_deref())?;
@@ -91,7 +117,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         if lockmatrix::host::dirty(root) {
             errln!(
                 "note: the working tree has uncommitted changes: the head side is this tree as it is, not a commit; run.json records it (lockmatrix_dirty), and --against {} is compared with it",
-                lockmatrix::escape::prefix(&base.commit, 12)
+                lockmatrix::commit::shown(base.commit.as_ref())
             );
         }
     }
@@ -233,7 +259,14 @@ impl Recount<'_> {
         );
         let reference = lockmatrix::gate::Reference::stored(run, &baselines)?;
         for (commit, targets) in reference.to_recount(run) {
-            let short = lockmatrix::escape::prefix(&commit, 12);
+            let short = commit.short();
+            // A baseline file is data: it builds only a commit of this history.
+            if !super::in_history(self.root, &reference, &commit, "HEAD")? {
+                if gate.require_gate {
+                    bail!("counts: the baselines were counted by another compiler and their commit {short} is not in this clone");
+                }
+                continue;
+            }
             let worktree = match matrix::worktree::check_out(self.root, &commit) {
                 Ok(w) => w,
                 Err(e) if gate.require_gate => bail!(

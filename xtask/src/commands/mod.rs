@@ -13,6 +13,7 @@ pub mod test;
 pub mod validate_gate;
 
 use anyhow::{bail, Context, Result};
+use lockmatrix::commit::{ancestry, Ancestry, CommitId};
 use lockmatrix::gate::{evaluate, Reference};
 use lockmatrix::results::{self, Run};
 use std::path::{Path, PathBuf};
@@ -126,16 +127,65 @@ pub fn gate_report(
     // Trailers between the baselines' commits and the run's acknowledge
     // ordering changes against them (an --against run recorded its own).
     for commit in reference.baseline_commits() {
-        let head = &run.host.lockmatrix_commit;
-        match lockmatrix::acknowledge::in_range(root, &commit, head) {
+        let Some(head) = &run.host.lockmatrix_commit else {
+            errln!(
+                "warning: no Lockmatrix-Ordering trailers read: the run records no commit (made outside git)"
+            );
+            break;
+        };
+        if !in_history(root, &reference, &commit, head.as_str())? {
+            continue;
+        }
+        match lockmatrix::acknowledge::in_range(root, &commit, head.as_str()) {
             Ok(acks) => reference.acknowledge(acks),
             Err(e) => errln!(
                 "warning: no Lockmatrix-Ordering trailers read since the baselines' commit {}: {e}",
-                lockmatrix::escape::prefix(&commit, 12)
+                commit.short()
             ),
         }
     }
     evaluate(run, &reference, opts)
+}
+
+/// Whether a baseline's `commit` may be used with `head` (`HEAD`, or the
+/// run's commit): only an ancestor may start a trailer range or be built
+/// for a recount, as a baseline file is reviewed as data and must not
+/// choose which code runs or which commits acknowledge a change. One that
+/// is not is bad input naming its files; one this clone lacks (a shallow
+/// clone) is `false`, with a warning saying so.
+pub fn in_history(
+    root: &Path,
+    reference: &Reference,
+    commit: &CommitId,
+    head: &str,
+) -> Result<bool> {
+    let files = || -> String {
+        let files = reference.files_at(commit);
+        let mut shown: Vec<String> = files
+            .iter()
+            .take(3)
+            .map(|f| f.display().to_string())
+            .collect();
+        if files.len() > 3 {
+            shown.push(format!("and {} more", files.len() - 3));
+        }
+        shown.join(", ")
+    };
+    match ancestry(root, commit, head) {
+        Ancestry::Ancestor => Ok(true),
+        Ancestry::NotAncestor => bail!(
+            "{}: commit {commit}: not an ancestor of {}: a baseline's commit must be in the history it is compared with (recorded on another branch? record the baselines again on this one)",
+            files(),
+            if head == "HEAD" { "HEAD" } else { &head[..head.len().min(12)] },
+        ),
+        Ancestry::Unknown(why) => {
+            errln!(
+                "warning: the baselines' commit {} is not in this clone ({why}): it is not used (fetch it, e.g. `git fetch --unshallow`)",
+                commit.short()
+            );
+            Ok(false)
+        }
+    }
 }
 
 /// Compares `run` with its reference ([`gate_report`]), prints and writes

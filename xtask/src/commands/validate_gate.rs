@@ -8,6 +8,7 @@ use anyhow::{bail, Result};
 use lockmatrix::config::RunnerKind;
 use lockmatrix::gate::validate::{self, Recording, ValidateOptions};
 use lockmatrix::gate::GateOptions;
+use lockmatrix::report::output::{Destination, Replaces};
 use lockmatrix::results::{self, Profile};
 use lockmatrix::{config, matrix, select, toolchain};
 use std::path::Path;
@@ -25,6 +26,27 @@ pub fn run(root: &Path, args: ValidateGateArgs) -> Result<bool> {
         },
     };
     opts.check()?;
+    // The output rule of every command: checked before any work, written
+    // whole through a temporary file, never through a link or into a FIFO.
+    let json = args
+        .json
+        .as_ref()
+        .map(|p| Destination::new(p, |p| resolve(root, p)));
+    if let Some(d) = &json {
+        d.check(Replaces::AnyFile)?;
+    }
+    // One recording given twice would count as two.
+    let mut seen = std::collections::BTreeSet::new();
+    for d in &args.from {
+        let dir = resolve(root, d);
+        let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+        if !seen.insert(real) {
+            bail!(
+                "--from {}: given twice (or two paths to one recording): each recording counts once",
+                dir.display()
+            );
+        }
+    }
     let recordings: Vec<Recording> = if args.from.is_empty() {
         record(
             root,
@@ -57,9 +79,9 @@ pub fn run(root: &Path, args: ValidateGateArgs) -> Result<bool> {
     out!("{}", resampled.terminal());
     let e2e = validate::end_to_end(&recordings, &opts)?;
     out!("\n{}", e2e.terminal());
-    if let Some(path) = args.json {
+    if let Some(d) = &json {
         let report = validate::report_json(&resampled, Some(&e2e));
-        std::fs::write(resolve(root, &path), serde_json::to_string_pretty(&report)?)?;
+        d.write(&serde_json::to_string_pretty(&report)?)?;
     }
     Ok(true)
 }

@@ -794,22 +794,19 @@ fn control_characters_from_a_run_never_reach_the_terminal() {
             v["targets"][0]["toolchain"]["version"] = Value::from("rustc \u{1b}[31m1.0\u{9b}");
         })
     });
+    // One-line fields are refused as they are read (round four: a line
+    // break there forged report lines); the refusal itself sends nothing.
     for args in [
         vec!["report", s(&run)],
         vec!["gate", s(&run), "--baselines", "{baselines}"],
     ] {
-        let (out, _) = lab.case(&args, 0, "using run");
+        let (out, _) = lab.case(&args, 2, "using run");
         for stream in [&out.stdout, &out.stderr] {
             let t = String::from_utf8_lossy(stream);
             assert!(!t.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{t}");
         }
+        says(&out, "host.cpu_model: holds U+001B");
     }
-    let (out, _) = lab.case(
-        &["gate", s(&run), "--baselines", "{baselines}"],
-        0,
-        "using run",
-    );
-    says(&out, "\\x1b[2J");
 }
 
 #[test]

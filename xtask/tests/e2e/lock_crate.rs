@@ -62,7 +62,14 @@ fn matrix(
         all.extend(["--against-crate", b]);
     }
     all.extend_from_slice(args);
-    let (out, report) = matrix_report(&repo_root(), &results, &json, &all);
+    // Without --against-crate there is no gate, and --json is refused.
+    let (out, report) = match &base {
+        Some(_) => matrix_report(&repo_root(), &results, &json, &all),
+        None => (
+            crate::scratch::matrix_in(&repo_root(), &results, &all).0,
+            Value::Null,
+        ),
+    };
     (out, report, newest(&results))
 }
 

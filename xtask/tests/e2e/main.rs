@@ -18,6 +18,7 @@ mod bad_input;
 mod ci;
 mod gate;
 mod hostile_config;
+mod hostile_round4;
 mod html;
 mod insns;
 mod lock_crate;

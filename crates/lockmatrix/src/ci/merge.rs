@@ -64,9 +64,9 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
             differs("profile", merged.profile.name(), run.profile.name())?;
         }
         let base = |r: &Run| {
-            r.against
-                .as_ref()
-                .map_or("none".to_string(), |a| a.commit.clone())
+            r.against.as_ref().map_or("none".to_string(), |a| {
+                crate::commit::shown(a.commit.as_ref()).to_string()
+            })
         };
         if base(run) != base(&merged) {
             differs("base revision (--against)", &base(&merged), &base(run))?;
@@ -83,8 +83,8 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
         if run.host.lockmatrix_commit != merged.host.lockmatrix_commit {
             differs(
                 "lockmatrix commit",
-                &merged.host.lockmatrix_commit,
-                &run.host.lockmatrix_commit,
+                crate::commit::shown(merged.host.lockmatrix_commit.as_ref()),
+                crate::commit::shown(run.host.lockmatrix_commit.as_ref()),
             )?;
         }
         for t in &run.targets {

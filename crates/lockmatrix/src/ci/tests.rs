@@ -455,7 +455,7 @@ fn write_run(dir: &Path, run_id: &str, started: &str, commit: &str, targets: &[&
         "format": 1, "run_id": run_id, "started": started,
         "finished": "2030-01-01T00:10:00Z", "command": ["matrix"], "profile": "quick",
         "host": {"cpu_model": format!("cpu of {run_id}"), "cpus": 4, "kernel": "6.1",
-                 "os": "Debian", "lockmatrix_commit": commit, "lockmatrix_dirty": run_id == "b"},
+                 "os": "Debian", "lockmatrix_commit": crate::commit::test_id(commit).as_str(), "lockmatrix_dirty": run_id == "b"},
         "targets": targets,
     });
     std::fs::create_dir_all(dir.join("logs")).unwrap();
@@ -504,7 +504,12 @@ fn merge_runs_combines_targets_and_files() {
     let c = root.join("c");
     write_run(&c, "c", "2030-01-01T00:01:00Z", "def", &["riscv64"]);
     let e = merge_runs(&[a, c], &root.join("mixed")).unwrap_err();
-    assert!(e.to_string().contains("lockmatrix commit is `def`"), "{e}");
+    let def = crate::commit::test_id("def");
+    assert!(
+        e.to_string()
+            .contains(&format!("lockmatrix commit is `{}`", def.short())),
+        "{e}"
+    );
     let e = merge_runs(&[], &root.join("none")).unwrap_err();
     assert!(e.to_string().contains("nothing to merge"), "{e}");
     std::fs::remove_dir_all(&root).unwrap();
@@ -517,7 +522,7 @@ fn merge_runs_made_against_a_base_merges_the_bases_too() {
         let path = dir.join("run.json");
         let mut run: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        run["against"] = serde_json::json!({"rev": "origin/main", "commit": commit});
+        run["against"] = serde_json::json!({"rev": "origin/main", "commit": crate::commit::test_id(commit).as_str()});
         std::fs::write(path, run.to_string()).unwrap();
     };
     let (a, b) = (root.join("a"), root.join("b"));
@@ -542,7 +547,10 @@ fn merge_runs_made_against_a_base_merges_the_bases_too() {
     let out = root.join("merged");
     merge_runs(&[a.clone(), b.clone()], &out).unwrap();
     let run = crate::results::read(&out).unwrap();
-    assert_eq!(run.against.as_ref().unwrap().commit, "0ld");
+    assert_eq!(
+        run.against.as_ref().unwrap().commit,
+        Some(crate::commit::test_id("0ld"))
+    );
     let base = crate::results::read(&out.join("base")).unwrap();
     let names: Vec<&str> = base.targets.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["aarch64", "mips32"]);
@@ -550,9 +558,10 @@ fn merge_runs_made_against_a_base_merges_the_bases_too() {
     // Runs against different bases cannot be gated together.
     against(&b, "other");
     let e = merge_runs(&[a, b], &root.join("mixed")).unwrap_err();
+    let other = crate::commit::test_id("other");
     assert!(
         e.to_string()
-            .contains("base revision (--against) is `other`"),
+            .contains(&format!("base revision (--against) is `{}`", other.short())),
         "{e}"
     );
     std::fs::remove_dir_all(&root).unwrap();

@@ -357,8 +357,9 @@ pub struct Baseline {
     pub target: Name,
     pub suite: Name,
     pub testbed: Testbed,
-    /// The lockmatrix commit the samples were measured at.
-    pub commit: String,
+    /// The lockmatrix commit the samples were measured at: a commit id,
+    /// checked as it is read (it reaches git: the trailer range, a recount).
+    pub commit: crate::commit::CommitId,
     /// When the samples were measured (the run's start, UTC).
     pub date: String,
     pub cells: Vec<BaselineCell>,
@@ -463,6 +464,26 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
             b.target,
             b.suite
         );
+    }
+    let t = &b.testbed;
+    let texts = [
+        ("testbed.cpu_model", Some(&t.cpu_model)),
+        ("testbed.emulator_version", t.emulator_version.as_ref()),
+        ("testbed.compiler_version", t.compiler_version.as_ref()),
+        ("testbed.triple", t.triple.as_ref()),
+        ("testbed.counter_version", t.counter_version.as_ref()),
+        ("testbed.cpu_choice", t.cpu_choice.as_ref()),
+        ("testbed.machine", t.machine.as_ref()),
+        ("testbed.kernel", t.kernel.as_ref()),
+        ("testbed.virtualization", t.virtualization.as_ref()),
+        ("testbed.declared_testbed", t.declared_testbed.as_ref()),
+        ("testbed.timings_compiler", t.timings_compiler.as_ref()),
+        ("date", Some(&b.date)),
+    ];
+    for (field, value) in texts {
+        if let Some(v) = value {
+            crate::escape::check_line(field, v).map_err(anyhow::Error::msg)?;
+        }
     }
     let old_format = b.format < 2;
     let mut seen = BTreeSet::new();
@@ -773,7 +794,7 @@ mod tests {
                 declared_testbed: None,
                 timings_compiler: None,
             },
-            commit: "abc".into(),
+            commit: crate::commit::test_id("abc"),
             date: "2026-11-30T02:00:00Z".into(),
             footprint: None,
             binary: None,

@@ -39,6 +39,7 @@ use super::ordering::{self, Footprints, ModelGate, OrderingChange};
 use super::GateOptions;
 use crate::acknowledge::Acknowledgement;
 use crate::cells::{self, CellKey, RunCell, Summary};
+use crate::commit::CommitId;
 use crate::family;
 use crate::name::Name;
 use crate::policy::{self, Role};
@@ -308,8 +309,8 @@ impl Reference<'_> {
     /// `run`'s (another compiler, emulator release or CPU choice built or
     /// counted them) and are worth counting again with this run's
     /// toolchain: each commit's targets with such a suite.
-    pub fn to_recount(&self, run: &Run) -> BTreeMap<String, Vec<Name>> {
-        let mut out: BTreeMap<String, Vec<Name>> = BTreeMap::new();
+    pub fn to_recount(&self, run: &Run) -> BTreeMap<CommitId, Vec<Name>> {
+        let mut out: BTreeMap<CommitId, Vec<Name>> = BTreeMap::new();
         let Reference::Stored { files, .. } = self else {
             return out;
         };
@@ -336,13 +337,25 @@ impl Reference<'_> {
 
     /// The commits the stored baselines were recorded at, for reading the
     /// trailers between them and the run's commit.
-    pub fn baseline_commits(&self) -> Vec<String> {
+    pub fn baseline_commits(&self) -> Vec<CommitId> {
         let Reference::Stored { files, .. } = self else {
             return Vec::new();
         };
-        let commits: std::collections::BTreeSet<String> =
+        let commits: std::collections::BTreeSet<CommitId> =
             files.values().flatten().map(|b| b.commit.clone()).collect();
         commits.into_iter().collect()
+    }
+
+    /// The baseline files recorded at `commit`, for errors that name them.
+    pub fn files_at(&self, commit: &CommitId) -> Vec<std::path::PathBuf> {
+        let Reference::Stored { dir, files, .. } = self else {
+            return Vec::new();
+        };
+        files
+            .iter()
+            .filter(|(_, b)| b.as_ref().is_some_and(|b| b.commit == *commit))
+            .map(|((t, s), _)| baseline::path(Path::new(dir), t, s))
+            .collect()
     }
 
     /// Adds trailers read for stored baselines (an `--against` run carries
@@ -370,7 +383,11 @@ impl Reference<'_> {
                 format!("{} ({})", b.label(), b.source)
             }
             Reference::Base(base) => match &base.against {
-                Some(a) => format!("the base revision {} ({})", a.rev, short(&a.commit)),
+                Some(a) => format!(
+                    "the base revision {} ({})",
+                    a.rev,
+                    crate::commit::shown(a.commit.as_ref())
+                ),
                 None => format!("the base run {}", base.run_id),
             },
         }
@@ -717,7 +734,7 @@ fn reference_of(
             let cells = bs
                 .map(|b| collect(cells::collect(&b.samples)))
                 .unwrap_or_default();
-            let rev = short(&base.host.lockmatrix_commit);
+            let rev = crate::commit::shown(base.host.lockmatrix_commit.as_ref());
             // A base that broke compares nothing: never a pass with every
             // cell "new".
             match (bt.map(|b| &b.status), bs) {
@@ -815,7 +832,7 @@ fn reference_of(
                     found.footprints = Footprints::of(&rt.triple, rs);
                     found.binary = rt.binaries.get(&rs.suite).cloned();
                     found.recount = Some((
-                        b.commit.clone(),
+                        b.commit.to_string(),
                         b.testbed.compiler_version.clone().unwrap_or_default(),
                     ));
                 }
@@ -840,18 +857,26 @@ fn reference_of(
 /// could not be), an error saying why when one was made and cannot serve.
 fn stand_in<'r>(
     recounts: &[&'r Run],
-    commit: &str,
+    commit: &CommitId,
     t: &TargetResult,
     s: &SuiteRun,
 ) -> std::result::Result<Option<(&'r Run, &'r TargetResult, &'r SuiteRun)>, String> {
     if recounts.is_empty() {
         return Ok(None);
     }
-    let commit_short = short(commit);
-    let Some(r) = recounts.iter().find(|r| r.host.lockmatrix_commit == commit) else {
+    let commit_short = commit.short();
+    let Some(r) = recounts
+        .iter()
+        .find(|r| r.host.lockmatrix_commit.as_ref() == Some(commit))
+    else {
         let made: Vec<&str> = recounts
             .iter()
-            .map(|r| short(&r.host.lockmatrix_commit))
+            .map(|r| {
+                r.host
+                    .lockmatrix_commit
+                    .as_ref()
+                    .map_or("unknown", |c| c.short())
+            })
             .collect();
         return Err(format!(
             "no recount of the baselines' commit {commit_short} stands in (the recounts made are of {})",

@@ -180,7 +180,7 @@ pub(super) fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
             cpus: 2,
             kernel: "6.1".into(),
             os: "Debian 12".into(),
-            lockmatrix_commit: "abc123".into(),
+            lockmatrix_commit: Some(crate::commit::test_id("abc123")),
             lockmatrix_dirty: false,
             machine: Some("m1".into()),
             virtualization: Some("kvm".into()),
@@ -242,7 +242,14 @@ pub(super) fn noisy_cells(
 /// Records `base` as the baselines in a fresh directory, then evaluates `head`.
 fn gate(name: &str, base: &Run, head: &Run) -> (GateReport, PathBuf) {
     let dir = temp_dir(name);
-    update_baselines(base, &dir, None, None, "base-commit").unwrap();
+    update_baselines(
+        base,
+        &dir,
+        None,
+        None,
+        &crate::commit::test_id("base-commit"),
+    )
+    .unwrap();
     (stored(head, &dir), dir)
 }
 
@@ -429,7 +436,7 @@ fn gate_a_corrupt_baseline_is_a_named_error_and_is_never_modified() {
         "{what}"
     );
 
-    let err = update_baselines(&r, &dir, None, None, "c").unwrap_err();
+    let err = update_baselines(&r, &dir, None, None, &crate::commit::test_id("c")).unwrap_err();
     let msg = format!("{err:#}");
     assert!(
         msg.contains("refusing to overwrite") && msg.contains(&path.display().to_string()),
@@ -477,7 +484,7 @@ fn gate_update_refuses_when_a_check_failed_and_writes_nothing() {
     let dir = temp_dir("refuse");
     let err = format!(
         "{:#}",
-        update_baselines(&r, &dir, None, None, "c").unwrap_err()
+        update_baselines(&r, &dir, None, None, &crate::commit::test_id("c")).unwrap_err()
     );
     assert!(
         err.contains("nothing written")
@@ -490,7 +497,14 @@ fn gate_update_refuses_when_a_check_failed_and_writes_nothing() {
         "nothing at all is written"
     );
     // Leaving the broken target out records the other.
-    let lines = update_baselines(&r, &dir, Some(&["x86_64".into()]), None, "c").unwrap();
+    let lines = update_baselines(
+        &r,
+        &dir,
+        Some(&["x86_64".into()]),
+        None,
+        &crate::commit::test_id("c"),
+    )
+    .unwrap();
     assert_eq!(lines.len(), 1);
     // A failed check also fails the gate, listed first.
     let report = stored(&r, &dir);
@@ -503,7 +517,14 @@ fn gate_update_refuses_when_a_check_failed_and_writes_nothing() {
         report.problems
     );
     // Unknown names are exit-status-2 errors naming the valid ones.
-    let err = update_baselines(&r, &dir, Some(&["sparc".into()]), None, "c").unwrap_err();
+    let err = update_baselines(
+        &r,
+        &dir,
+        Some(&["sparc".into()]),
+        None,
+        &crate::commit::test_id("c"),
+    )
+    .unwrap_err();
     assert!(
         err.to_string()
             .contains("unknown target `sparc` for this run; it has: aarch64, x86_64"),
@@ -528,7 +549,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
     let r = one_suite("x86_64", "native", "atomic", &cells);
     let dir = temp_dir("update");
     let path = dir.join("x86_64").join("atomic.json");
-    let lines = update_baselines(&r, &dir, None, None, "c1").unwrap();
+    let lines = update_baselines(&r, &dir, None, None, &crate::commit::test_id("c1")).unwrap();
     assert_eq!(lines, [format!("{}: 4 cells (new file)", path.display())]);
     let text = std::fs::read_to_string(&path).unwrap();
     let b: Value = serde_json::from_str(&text).unwrap();
@@ -537,7 +558,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
     assert_eq!(b["testbed"]["triple"], "x86_64-unknown-linux-gnu");
     assert_eq!(b["testbed"]["emulator_version"], Value::Null);
     assert_eq!(b["testbed"]["compiler_version"], "rustc 1.96.0");
-    assert_eq!(b["commit"], "c1");
+    assert_eq!(b["commit"], crate::commit::test_id("c1").as_str());
     assert_eq!(b["date"], "2026-11-30T02:00:00Z");
     let order: Vec<String> = b["cells"]
         .as_array()
@@ -565,7 +586,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
         "{text}"
     );
 
-    let again = update_baselines(&r, &dir, None, None, "c1").unwrap();
+    let again = update_baselines(&r, &dir, None, None, &crate::commit::test_id("c1")).unwrap();
     assert_eq!(again, [format!("{}: 4 cells, unchanged", path.display())]);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 
@@ -583,7 +604,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
             vec![suite_run("atomic", &cells2, vec![])],
         )],
     );
-    let lines = update_baselines(&r2, &dir, None, None, "c2").unwrap();
+    let lines = update_baselines(&r2, &dir, None, None, &crate::commit::test_id("c2")).unwrap();
     assert_eq!(
         lines,
         [format!(
@@ -659,7 +680,7 @@ fn gate_higher_is_better_metrics_compare_as_costs() {
     // The other way round it is an improvement.
     let back = stored(&base, &dir);
     assert_eq!(back.count(Verdict::Cleared), 1);
-    update_baselines(&head, &dir, None, None, "c").unwrap();
+    update_baselines(&head, &dir, None, None, &crate::commit::test_id("c")).unwrap();
     let better = stored(&base, &dir);
     assert_eq!(
         better.count(Verdict::Improvement),
@@ -912,7 +933,7 @@ fn gate_a_crafted_planned_pair_count_is_bounded() {
     let mut head = side();
     head.against = Some(crate::results::Against {
         rev: "main".into(),
-        commit: "abc".into(),
+        commit: Some(crate::commit::test_id("abc")),
         acknowledged: Vec::new(),
         pairs: Some(u32::MAX),
     });
@@ -1073,7 +1094,8 @@ fn gate_any_numbers_on_either_side_end_quickly_and_never_panic() {
                 let opts = GateOptions::default();
                 let _ = evaluate(&head, &Reference::Base(&base), &opts).map(|r| r.terminal());
                 let t = &base.targets[0];
-                let file = update::baseline_of(&base, t, &t.suites[0], "c");
+                let file =
+                    update::baseline_of(&base, t, &t.suites[0], &crate::commit::test_id("c"));
                 let key = (t.name.clone(), t.suites[0].suite.clone());
                 let stored = Reference::Stored {
                     dir: "mem".into(),
@@ -1200,7 +1222,7 @@ fn gate_a_lost_barrier_is_an_ordering_change_never_an_improvement() {
 
     head.against = Some(crate::results::Against {
         rev: "main".into(),
-        commit: "abc".into(),
+        commit: Some(crate::commit::test_id("abc")),
         acknowledged: vec![crate::acknowledge::Acknowledgement::parse(
             "def",
             "ticket weaker on purpose",
@@ -1371,9 +1393,17 @@ fn gate_a_counts_only_update_keeps_every_timing_and_its_compiler() {
         run
     };
     let dir = temp_dir("counts-only");
-    update_baselines(&side(16.0, 10.0, "rustc 1.85.0"), &dir, None, None, "old").unwrap();
+    update_baselines(
+        &side(16.0, 10.0, "rustc 1.85.0"),
+        &dir,
+        None,
+        None,
+        &crate::commit::test_id("old"),
+    )
+    .unwrap();
     let newer = side(15.0, 20.0, "rustc 1.96.0");
-    let lines = update::update_counts(&newer, &dir, None, None, "new").unwrap();
+    let lines =
+        update::update_counts(&newer, &dir, None, None, &crate::commit::test_id("new")).unwrap();
     assert_eq!(lines.len(), 1, "{lines:?}");
     let b = baseline::read(&dir, &"x86_64".into(), &"spinlock".into())
         .unwrap()
@@ -1388,7 +1418,7 @@ fn gate_a_counts_only_update_keeps_every_timing_and_its_compiler() {
     assert_eq!(value("ticks_per_op"), Some(10.0), "the timing stays");
     assert_eq!(b.testbed.compiler_version.as_deref(), Some("rustc 1.96.0"));
     assert_eq!(b.testbed.timings_compiler.as_deref(), Some("rustc 1.85.0"));
-    assert_eq!(b.commit, "new");
+    assert_eq!(b.commit, crate::commit::test_id("new"));
     let report = stored(&newer, &dir);
     assert_eq!(report.counts_compared, 1, "{}", report.terminal());
     let timing = report
@@ -1425,7 +1455,14 @@ fn gate_the_same_binary_compares_whatever_the_labels_say() {
         run
     };
     let dir = temp_dir("same-binary");
-    update_baselines(&side("rustc 1.85.0", "aaaa"), &dir, None, None, "old").unwrap();
+    update_baselines(
+        &side("rustc 1.85.0", "aaaa"),
+        &dir,
+        None,
+        None,
+        &crate::commit::test_id("old"),
+    )
+    .unwrap();
     let relabelled = side("rustc 1.96.0", "aaaa");
     let report = stored(&relabelled, &dir);
     assert_eq!(report.counts_compared, 1, "{}", report.terminal());
@@ -1434,8 +1471,8 @@ fn gate_the_same_binary_compares_whatever_the_labels_say() {
     let rebuilt = side("rustc 1.96.0", "bbbb");
     assert_eq!(stored(&rebuilt, &dir).counts_compared, 0);
     let reference = Reference::stored(&rebuilt, &dir).unwrap();
-    let want: std::collections::BTreeMap<String, Vec<crate::name::Name>> =
-        [("old".to_string(), vec!["aarch64".into()])].into();
+    let want: std::collections::BTreeMap<crate::commit::CommitId, Vec<crate::name::Name>> =
+        [(crate::commit::test_id("old"), vec!["aarch64".into()])].into();
     assert_eq!(reference.to_recount(&rebuilt), want);
     std::fs::remove_dir_all(dir).unwrap();
 }

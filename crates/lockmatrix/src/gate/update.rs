@@ -9,6 +9,7 @@
 
 use super::baseline::{self, Baseline, BaselineCell, Testbed, FORMAT};
 use crate::cells::{self, CellKey};
+use crate::commit::CommitId;
 use crate::results::{Run, Status, SuiteRun, TargetResult};
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,7 +24,7 @@ pub fn update_baselines(
     baselines: &Path,
     targets: Option<&[String]>,
     suites: Option<&[String]>,
-    commit: &str,
+    commit: &CommitId,
 ) -> Result<Vec<String>> {
     update(run, baselines, targets, suites, commit, Scope::All)
 }
@@ -38,7 +39,7 @@ pub fn update_counts(
     baselines: &Path,
     targets: Option<&[String]>,
     suites: Option<&[String]>,
-    commit: &str,
+    commit: &CommitId,
 ) -> Result<Vec<String>> {
     update(run, baselines, targets, suites, commit, Scope::Counts)
 }
@@ -55,7 +56,7 @@ fn update(
     baselines: &Path,
     targets: Option<&[String]>,
     suites: Option<&[String]>,
-    commit: &str,
+    commit: &CommitId,
     scope: Scope,
 ) -> Result<Vec<String>> {
     check_names(
@@ -168,13 +169,13 @@ fn check_names(what: &str, given: Option<&[String]>, valid: BTreeSet<&str>) -> R
 }
 
 /// The baseline that records suite run `s` of target `t` of `run`.
-pub fn baseline_of(run: &Run, t: &TargetResult, s: &SuiteRun, commit: &str) -> Baseline {
+pub fn baseline_of(run: &Run, t: &TargetResult, s: &SuiteRun, commit: &CommitId) -> Baseline {
     Baseline {
         format: FORMAT,
         target: t.name.clone(),
         suite: s.suite.clone(),
         testbed: Testbed::of_suite(run, t, &s.suite),
-        commit: commit.to_string(),
+        commit: commit.clone(),
         date: run.started.clone(),
         cells: cells::collect(&s.samples)
             .iter()
@@ -232,7 +233,7 @@ fn plan(
     s: &SuiteRun,
     path: PathBuf,
     old: Option<Baseline>,
-    commit: &str,
+    commit: &CommitId,
     scope: Scope,
 ) -> Plan {
     let mut new = baseline_of(run, t, s, commit);

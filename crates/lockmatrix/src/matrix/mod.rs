@@ -128,6 +128,8 @@ pub struct Subjects {
     pub acknowledged: Vec<crate::acknowledge::Acknowledgement>,
     /// The trees' locks, held until the run is over.
     _locks: Vec<std::fs::File>,
+    /// Path crates' copies, removed with the run's end.
+    _copies: Vec<crate::subject::derive::Copy>,
 }
 
 impl Subjects {
@@ -160,12 +162,14 @@ pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared> {
     if let Some(c) = &opts.crates {
         let head = crate::subject::derive(root, &c.head, &cache)?;
         let mut locks = vec![head.lock];
+        let mut copies: Vec<_> = head.copy.into_iter().collect();
         let (base, base_subject) = match &c.base {
             // A crate against itself: one tree, the same binaries.
             Some(spec) if *spec == c.head => (Some(head.tree.clone()), Some(head.subject.clone())),
             Some(spec) => {
                 let d = crate::subject::derive(root, spec, &cache)?;
                 locks.push(d.lock);
+                copies.extend(d.copy);
                 (Some(d.tree), Some(d.subject))
             }
             None => (None, None),
@@ -189,11 +193,12 @@ pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared> {
                     .as_ref()
                     .map_or_else(Vec::new, |b| crate::subject::acknowledgements(&c.head, b)),
                 _locks: locks,
+                _copies: copies,
             }),
         });
     }
     let base = match &opts.against {
-        Some(rev) => Some(worktree::check_out(root, rev)?),
+        Some(rev) => Some(worktree::against(root, rev)?),
         None => None,
     };
     Ok(Prepared {
@@ -540,10 +545,7 @@ fn base_run_of(run: &Run) -> Run {
     let mut b = run.clone();
     b.run_id = format!("{}/base", run.run_id);
     b.against = None;
-    b.host.lockmatrix_commit = run
-        .against
-        .as_ref()
-        .map_or_else(String::new, |a| a.commit.clone());
+    b.host.lockmatrix_commit = run.against.as_ref().and_then(|a| a.commit.clone());
     b.host.lockmatrix_dirty = false;
     b
 }
@@ -706,7 +708,11 @@ pub fn run(
         run_id,
         started,
         finished: None,
-        command: std::env::args().skip(1).collect(),
+        // Credentials in a URL never leave the command line.
+        command: std::env::args()
+            .skip(1)
+            .map(|a| crate::subject::spec::redact(&a))
+            .collect(),
         profile: opts.profile,
         // A crate's tree is a copy of this checkout, not a git worktree.
         host: host::collect(if head_tree.is_some() { root } else { tree }),
@@ -723,7 +729,10 @@ pub fn run(
                 // Two versions of a crate: the trailers of its own history.
                 let acknowledged = match &prepared.subject {
                     Some(s) => s.acknowledged.clone(),
-                    None => crate::acknowledge::in_range(root, &w.commit, "HEAD")?,
+                    None => match &w.commit {
+                        Some(c) => crate::acknowledge::in_range(root, c, "HEAD")?,
+                        None => Vec::new(),
+                    },
                 };
                 Ok(Against {
                     rev: rev.clone(),

@@ -98,6 +98,13 @@ impl Site<'_> {
     /// Runs one suite step by step. Stops at the first crash, hang or
     /// failed exit, which is then reported once.
     pub fn run_suite(&self, suite: &str) -> Result<SuiteRuns, Failure> {
+        // What runs is what was built: hashed again just before it runs.
+        let base = self.base_binaries.map(|b| &b[suite]);
+        for b in std::iter::once(&self.binaries[suite]).chain(base) {
+            b.verify().map_err(|e| Failure::Start {
+                message: e.to_string(),
+            })?;
+        }
         let mut copied = Vec::new();
         let counted = self.plugin.is_some() && self.target.counted_under.is_some();
         // A base revision older than a C suite has no binary of it: the

@@ -1,8 +1,17 @@
-//! The base revision of `--against`, checked out as a git worktree under
-//! the cache and reused across runs; only the newest few are kept.
+//! The base revision of `--against` (and a baseline's commit counted
+//! again), checked out as a git worktree under the cache and reused across
+//! runs; only the newest few are kept.
+//!
+//! The cache is not believed: a directory there is reused only if git has
+//! it registered as a worktree of this repository, at the expected commit,
+//! with a clean status. Anything else under that name (a plain directory
+//! someone planted, a worktree moved to another commit or edited) is
+//! removed and checked out again, so its `build.rs` never runs.
 
-use anyhow::{bail, Result};
+use crate::commit::CommitId;
+use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::SystemTime;
 
 /// Base revisions whose worktrees stay checked out in the cache.
@@ -11,67 +20,140 @@ const KEEP: usize = 3;
 /// A checked-out base revision.
 pub struct Worktree {
     pub path: PathBuf,
-    /// The commit the revision named.
-    pub commit: String,
+    /// The commit checked out; for a `--crate` base (a tree, not a
+    /// worktree) this checkout's, `None` outside git.
+    pub commit: Option<CommitId>,
     /// Older worktrees removed to keep [`KEEP`].
     pub removed: Vec<PathBuf>,
 }
 
-/// Checks out `rev` of the repository at `root` (an error naming it when
-/// it is not a revision there), marks it the newest, and removes the
-/// worktrees beyond the newest [`KEEP`].
-pub fn check_out(root: &Path, rev: &str) -> Result<Worktree> {
-    let sh = xshell::Shell::new()?;
-    sh.change_dir(root);
-    let spec = format!("{rev}^{{commit}}");
-    let commit = match xshell::cmd!(sh, "git rev-parse --verify --quiet {spec}")
-        .quiet()
-        .ignore_stderr()
-        .read()
-    {
-        Ok(sha) => sha,
-        Err(_) => {
-            let shallow = xshell::cmd!(sh, "git rev-parse --is-shallow-repository")
-                .quiet()
-                .ignore_stderr()
-                .read()
-                .is_ok_and(|s| s == "true");
-            if shallow {
-                bail!(
-                    "--against {rev}: not in this clone's history, which is shallow: fetch it with `git fetch --unshallow` (or `git fetch --deepen=<commits>`)"
-                );
-            }
-            bail!("--against {rev}: not a revision of this repository")
+/// The commit `rev` (`--against REV`: a branch, `HEAD~1`, a sha) names in
+/// the repository at `root`, or an error naming it.
+pub fn resolve(root: &Path, rev: &str) -> Result<CommitId> {
+    let out = git(
+        root,
+        &["rev-parse", "--verify", "--quiet", "--end-of-options"],
+    )
+    .arg(format!("{rev}^{{commit}}"))
+    .output()
+    .context("running git")?;
+    let found = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status.success() {
+        if let Ok(c) = CommitId::parse(&found) {
+            return Ok(c);
         }
-    };
+    }
+    let shallow = git(root, &["rev-parse", "--is-shallow-repository"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true");
+    let rev = crate::name::shown(rev);
+    if shallow {
+        bail!(
+            "--against {rev}: not in this clone's history, which is shallow: fetch it with `git fetch --unshallow` (or `git fetch --deepen=<commits>`)"
+        );
+    }
+    bail!("--against {rev}: not a revision of this repository")
+}
+
+/// Checks out `commit` of the repository at `root` (reusing its worktree
+/// only where [`reusable`]), marks it the newest, and removes the
+/// worktrees beyond the newest [`KEEP`].
+pub fn check_out(root: &Path, commit: &CommitId) -> Result<Worktree> {
     // One directory per repository: two clones on a machine (CI jobs, a
     // test's scratch repositories) each register their own worktrees.
-    let common = xshell::cmd!(sh, "git rev-parse --path-format=absolute --git-common-dir")
-        .quiet()
-        .read()?;
-    let all = crate::cache::dir()?.join("worktrees");
-    let mine = all.join(repository_key(Path::new(&common)));
-    let path = mine.join(&commit);
+    let common = read(git(
+        root,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    ))
+    .map_err(anyhow::Error::msg)?;
+    let all = crate::cache::check()?.join("worktrees");
+    let mine = all.join(repository_key(Path::new(common.trim())));
+    let path = mine.join(commit.as_str());
     prune_orphans(&all);
-    if !reusable(&sh, &path, &commit) {
-        let _ = std::fs::remove_dir_all(&path);
-        xshell::cmd!(sh, "git worktree prune").quiet().run()?;
-        xshell::cmd!(sh, "git worktree add --detach {path} {commit}")
-            .quiet()
-            .ignore_stderr()
-            .run()?;
+    if let Err(why) = reusable(root, &path, commit) {
+        if path.symlink_metadata().is_ok() {
+            remove(&path).with_context(|| format!("removing {} ({why})", path.display()))?;
+        }
+        run(git(root, &["worktree", "prune"]))?;
+        let mut add = git(root, &["worktree", "add", "--detach", "--end-of-options"]);
+        add.arg(&path).arg(commit);
+        run(add).with_context(|| format!("checking out {commit} as {}", path.display()))?;
+        reusable(root, &path, commit)
+            .map_err(|why| anyhow::anyhow!("{}: just checked out, yet {why}", path.display()))?;
     }
     let _ = std::fs::File::open(&path).and_then(|d| d.set_modified(SystemTime::now()));
     let removed = stale(&mine, KEEP);
     for old in &removed {
-        let _ = std::fs::remove_dir_all(old);
+        let _ = remove(old);
     }
-    xshell::cmd!(sh, "git worktree prune").quiet().run()?;
+    run(git(root, &["worktree", "prune"]))?;
     Ok(Worktree {
         path,
-        commit,
+        commit: Some(commit.clone()),
         removed,
     })
+}
+
+/// `--against REV`: [`resolve`] then [`check_out`].
+pub fn against(root: &Path, rev: &str) -> Result<Worktree> {
+    check_out(root, &resolve(root, rev)?)
+}
+
+/// Whether `path` is this repository's worktree of `commit`, untouched:
+/// registered with git (`git worktree list`), its own top level and
+/// repository, at `commit`, with nothing modified or added. `Err` says why
+/// not.
+fn reusable(root: &Path, path: &Path, commit: &CommitId) -> Result<(), String> {
+    let meta = path
+        .symlink_metadata()
+        .map_err(|_| "it is not there".to_string())?;
+    if !meta.is_dir() {
+        return Err(format!("it is {}", crate::file::kind_of(meta.file_type())));
+    }
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let listed = read(git(root, &["worktree", "list", "--porcelain", "-z"]))?;
+    let registered = listed.split("\0\0").any(|record| {
+        let mut fields = record.split('\0');
+        let at = fields.next().and_then(|f| f.strip_prefix("worktree "));
+        at.is_some_and(|p| real(Path::new(p)) == real(path))
+            && fields.any(|f| f == format!("HEAD {commit}"))
+    });
+    if !registered {
+        return Err(format!("git has no worktree of {} there", commit.short()));
+    }
+    let facts = read(git(
+        path,
+        &[
+            "rev-parse",
+            "--show-toplevel",
+            "--git-common-dir",
+            "--verify",
+            "HEAD",
+        ],
+    ))?;
+    let common = read(git(root, &["rev-parse", "--git-common-dir"]))?;
+    let facts: Vec<&str> = facts.lines().collect();
+    let ours = |p: &str, base: &Path| real(&base.join(p));
+    match facts.as_slice() {
+        [top, dir, head]
+            if ours(top, path) == real(path)
+                && ours(dir, path) == ours(common.trim(), root)
+                && *head == commit.as_str() => {}
+        _ => return Err("it is not this repository's checkout of that commit".into()),
+    }
+    let status = read(git(
+        path,
+        &[
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--ignored=no",
+        ],
+    ))?;
+    if !status.trim().is_empty() {
+        return Err("its files were changed or added to".into());
+    }
+    Ok(())
 }
 
 /// The name of a repository's directory of worktrees: a hash of where
@@ -115,35 +197,33 @@ fn prune_orphans(all: &Path) {
     }
 }
 
-/// Whether the directory at `path` is this repository's worktree of
-/// `commit`, untouched: registered with `git worktree` here, its HEAD
-/// `commit`, its status clean. A directory a deleted clone registered
-/// (its `.git` points nowhere) or another repository's is not: git would
-/// not even say which commit it holds.
-fn reusable(sh: &xshell::Shell, path: &Path, commit: &str) -> bool {
-    let Ok(list) = xshell::cmd!(sh, "git worktree list --porcelain")
-        .quiet()
-        .ignore_stderr()
-        .read()
-    else {
-        return false;
-    };
-    let entry = format!("worktree {}", path.display());
-    let registered = list.split("\n\n").any(|w| {
-        w.lines().next() == Some(entry.as_str()) && w.lines().any(|l| l == format!("HEAD {commit}"))
-    });
-    let in_tree = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(path)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    registered
-        && in_tree(&["rev-parse", "HEAD"]).as_deref() == Some(commit)
-        && in_tree(&["status", "--porcelain"]).is_some_and(|s| s.is_empty())
+/// `git -C dir ARGS`.
+fn git(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C").arg(dir).args(args);
+    c
+}
+
+/// stdout of a git command that succeeded, or git's words.
+fn read(mut cmd: Command) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn run(cmd: Command) -> Result<()> {
+    read(cmd).map(drop).map_err(anyhow::Error::msg)
+}
+
+/// Removes a directory tree, or a link or file in its place (never what
+/// a link points to).
+fn remove(path: &Path) -> std::io::Result<()> {
+    match path.symlink_metadata()?.is_dir() {
+        true => std::fs::remove_dir_all(path),
+        false => std::fs::remove_file(path),
+    }
 }
 
 /// The worktrees under `dir` beyond the `keep` most recently used.
@@ -162,7 +242,7 @@ fn stale(dir: &Path, keep: usize) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
+    fn sh(dir: &Path, args: &[&str]) -> String {
         let out = std::process::Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@t"])
             .args(args)
@@ -176,11 +256,11 @@ mod tests {
     /// A repository with one commit in `dir`, and that commit.
     fn repo(dir: &Path) -> String {
         std::fs::create_dir_all(dir).unwrap();
-        git(dir, &["init", "-q"]);
+        sh(dir, &["init", "-q"]);
         std::fs::write(dir.join("Cargo.toml"), "[workspace]\n").unwrap();
-        git(dir, &["add", "-A"]);
-        git(dir, &["commit", "-qm", "one"]);
-        git(dir, &["rev-parse", "HEAD"])
+        sh(dir, &["add", "-A"]);
+        sh(dir, &["commit", "-qm", "one"]);
+        sh(dir, &["rev-parse", "HEAD"])
     }
 
     /// Only this repository's clean worktree of the commit is reused; one
@@ -191,13 +271,13 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let (a, b, all) = (dir.join("a"), dir.join("b"), dir.join("worktrees"));
         let commit = repo(&a);
-        git(
+        sh(
             &dir,
             &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
         );
         let in_a = all.join("ka").join(&commit);
         let in_b = all.join("kb").join(&commit);
-        git(
+        sh(
             &a,
             &[
                 "worktree",
@@ -208,7 +288,7 @@ mod tests {
                 &commit,
             ],
         );
-        git(
+        sh(
             &b,
             &[
                 "worktree",
@@ -219,14 +299,14 @@ mod tests {
                 &commit,
             ],
         );
-        let sh_a = xshell::Shell::new().unwrap();
-        sh_a.change_dir(&a);
-        assert!(reusable(&sh_a, &in_a, &commit));
+        let id = CommitId::parse(&commit).unwrap();
+        assert_eq!(reusable(&a, &in_a, &id), Ok(()));
         // Another repository's worktree of the same commit is not this one's.
-        assert!(!reusable(&sh_a, &in_b, &commit));
-        assert!(!reusable(&sh_a, &in_a, &"0".repeat(40)));
+        assert!(reusable(&a, &in_b, &id).is_err());
+        let other = CommitId::parse(&"0".repeat(40)).unwrap();
+        assert!(reusable(&a, &in_a, &other).is_err());
         std::fs::write(in_a.join("Cargo.toml"), "changed").unwrap();
-        assert!(!reusable(&sh_a, &in_a, &commit), "a dirty worktree");
+        assert!(reusable(&a, &in_a, &id).is_err(), "a dirty worktree");
         // b's clone deleted: its worktree is an orphan, pruned; a's stays.
         std::fs::remove_dir_all(&b).unwrap();
         prune_orphans(&all);

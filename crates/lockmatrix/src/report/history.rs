@@ -181,13 +181,13 @@ pub fn build(mut runs: Vec<(PathBuf, Run, Option<GateReport>)>) -> History {
             against: run
                 .against
                 .as_ref()
-                .map(|a| format!("{} ({})", a.rev, crate::escape::prefix(&a.commit, 10))),
+                .map(|a| format!("{} ({})", a.rev, crate::commit::shown(a.commit.as_ref()))),
             reference: gate
                 .filter(|g| g.counts_compared > 0 || g.cells.iter().any(|c| c.effect.is_some()))
                 .map(|g| g.reference),
             run_id: run.run_id,
             started: run.started,
-            commit: crate::escape::prefix(&run.host.lockmatrix_commit, 10).to_string(),
+            commit: crate::commit::shown(run.host.lockmatrix_commit.as_ref()).to_string(),
         })
         .collect();
     History { runs, trends }
@@ -434,7 +434,8 @@ mod tests {
         let mut r = run_with(scale, insns);
         r.started = started.into();
         r.run_id = started.replace([':', '-'], "");
-        r.host.lockmatrix_commit = commit.into();
+        r.host.lockmatrix_commit =
+            Some(crate::commit::CommitId::parse(&commit.repeat(40)[..40]).unwrap());
         r
     }
 
@@ -454,7 +455,7 @@ mod tests {
             ),
         ]);
         let ids: Vec<&str> = h.runs.iter().map(|r| r.commit.as_str()).collect();
-        assert_eq!(ids, ["aaa", "bbb", "ccc"]);
+        assert_eq!(ids, ["aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"]);
         // QEMU timings are not gating cells; QEMU counts are.
         assert!(h
             .trends

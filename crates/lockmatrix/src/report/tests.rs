@@ -174,7 +174,7 @@ pub fn run_with(scale: f64, insns: f64) -> Run {
         "format": 4, "run_id": "20300101T000000Z", "started": "2030-01-01T00:00:00Z",
         "finished": "2030-01-01T00:10:00Z", "command": ["cargo", "xtask", "matrix"], "profile": "quick",
         "host": {"cpu_model": "Test CPU <1>", "cpus": 2, "kernel": "6.1", "os": "Debian",
-                 "lockmatrix_commit": "0123456789abcdef", "lockmatrix_dirty": false},
+                 "lockmatrix_commit": "0123456789abcdef0123456789abcdef01234567", "lockmatrix_dirty": false},
         "targets": targets,
     }))
     .expect("the sample run is a run")
@@ -210,6 +210,9 @@ pub fn hostile(run: &Run) -> Run {
         "arch",
         "timer_unit",
         "endian",
+        // Commit ids, checked as they are read.
+        "lockmatrix_commit",
+        "commit",
     ];
     fn walk(v: &mut Value, key: &str) {
         match v {

@@ -125,8 +125,9 @@ pub struct Run {
 pub struct Against {
     /// As given on the command line (`HEAD~1`, `origin/main`, a sha).
     pub rev: String,
-    /// The commit it named.
-    pub commit: String,
+    /// The commit it named (`"unknown"`: a `--crate` run outside git).
+    #[serde(with = "crate::commit::or_unknown")]
+    pub commit: Option<crate::commit::CommitId>,
     /// The `Lockmatrix-Ordering:` trailers between it and the head
     /// (format 6): the ordering changes they acknowledge pass the gate.
     #[serde(default)]
@@ -641,6 +642,38 @@ pub fn read(dir: &Path) -> Result<Run> {
             if x.kind() == crate::protocol::Kind::Time && x.value.is_some_and(|v| v <= 0.0) {
                 x.value = None;
             }
+        }
+    }
+    // One-line fields reports show as lines: no line break or text control.
+    let h = &run.host;
+    let tool = |t: &Option<ToolInfo>| t.as_ref().map(|t| format!("{} {}", t.what, t.version));
+    let mut texts: Vec<(String, Option<String>)> = vec![
+        ("host.cpu_model".into(), Some(h.cpu_model.clone())),
+        ("host.kernel".into(), Some(h.kernel.clone())),
+        ("host.os".into(), Some(h.os.clone())),
+        ("host.machine".into(), h.machine.clone()),
+        ("host.virtualization".into(), h.virtualization.clone()),
+        ("host.declared_testbed".into(), h.declared_testbed.clone()),
+        ("started".into(), Some(run.started.clone())),
+    ];
+    for t in &run.targets {
+        let field = |f: &str| format!("targets.{}.{f}", t.name);
+        texts.extend([
+            (field("toolchain"), tool(&t.toolchain)),
+            (field("linker"), tool(&t.linker)),
+            (field("emulator"), tool(&t.emulator)),
+            (field("counter"), tool(&t.counter)),
+            (field("cpu_model"), t.cpu_model.clone()),
+            (field("machine"), t.machine.clone()),
+            (field("kernel"), t.kernel.clone()),
+            (field("virtualization"), t.virtualization.clone()),
+            (field("declared_testbed"), t.declared_testbed.clone()),
+            (field("cpu"), t.cpu.as_ref().map(Cpu::describe)),
+        ]);
+    }
+    for (field, value) in &texts {
+        if let Some(Err(why)) = value.as_ref().map(|v| crate::escape::check_line(field, v)) {
+            bail!("{}: {why}", path.display());
         }
     }
     let mut targets = std::collections::BTreeSet::new();

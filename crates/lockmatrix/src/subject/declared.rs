@@ -93,29 +93,62 @@ impl Declared {
 }
 
 /// The short name of a declared type: its last path segment, generics
-/// dropped (`mutex::SpinMutex<()>` is `SpinMutex`). The type itself must
-/// be a path with simple generic arguments: it is pasted into Rust code.
+/// dropped (`mutex::SpinMutex<()>` is `SpinMutex`). The type is pasted
+/// into Rust code, so it is parsed as Rust (`syn`) and taken only if it is
+/// a plain path from the crate's root whose generic arguments are types
+/// of the same kind (or tuples of them, `()`): no leading `::`, no
+/// `self`/`super`/`crate`, no `<T as Trait>`, lifetimes, constants,
+/// macros or anything after the type.
 pub fn type_name(path: &str) -> Result<&str, String> {
-    let ok = !path.is_empty()
-        && path.len() <= 200
-        && path
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_:<>(), ".contains(c))
-        && !path.starts_with("::")
-        && path.matches('<').count() == path.matches('>').count();
-    let head = path.split('<').next().unwrap_or("");
-    let last = head.rsplit("::").next().unwrap_or("").trim();
-    if !ok
-        || last.is_empty()
-        || !last.starts_with(|c: char| c.is_ascii_alphabetic())
-        || !last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return Err(format!(
+    let bad = || {
+        format!(
             "lock type `{}`: expected a path from the crate's root, like `mutex::SpinMutex<()>`",
-            path.escape_debug()
-        ));
+            crate::name::shown(path)
+        )
+    };
+    // Comments and other characters are refused before parsing: what is
+    // pasted must be what was parsed.
+    let alphabet = path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_:<>(), ".contains(c));
+    if path.is_empty() || path.len() > 200 || !alphabet {
+        return Err(bad());
     }
-    Ok(last)
+    let ty: syn::Type = syn::parse_str(path).map_err(|_| bad())?;
+    if !plain_type(&ty, true) {
+        return Err(bad());
+    }
+    let head = path.split('<').next().unwrap_or("");
+    Ok(head.rsplit("::").next().unwrap_or("").trim())
+}
+
+/// Whether `ty` is a plain path with plain generic arguments (`outer`:
+/// the declared type itself, which must be a path, not a tuple).
+fn plain_type(ty: &syn::Type, outer: bool) -> bool {
+    match ty {
+        syn::Type::Path(p) => {
+            p.qself.is_none()
+                && p.path.leading_colon.is_none()
+                && p.path.segments.iter().all(|s| {
+                    let id = s.ident.to_string();
+                    !matches!(id.as_str(), "self" | "super" | "crate" | "Self")
+                        && match &s.arguments {
+                            syn::PathArguments::None => true,
+                            syn::PathArguments::AngleBracketed(a) => {
+                                a.colon2_token.is_none()
+                                    && a.args.iter().all(|g| match g {
+                                        syn::GenericArgument::Type(t) => plain_type(t, false),
+                                        _ => false,
+                                    })
+                            }
+                            syn::PathArguments::Parenthesized(_) => false,
+                        }
+                })
+        }
+        syn::Type::Tuple(t) if !outer => t.elems.iter().all(|e| plain_type(e, false)),
+        syn::Type::Paren(p) if !outer => plain_type(&p.elem, false),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -133,10 +166,44 @@ mod tests {
         for bad in [
             serde_json::json!({}),
             serde_json::json!({"mutex": ["a; fn evil() {}"]}),
+            // Round four: balanced brackets that close the generated
+            // struct and open another.
+            serde_json::json!({"mutex": ["RawTinyLock<()>), pub struct Evil(u8"]}),
             serde_json::json!({"mutex": ["X"], "features": ["a\"b"]}),
             serde_json::json!({"mutex": ["X"], "typo": 1}),
         ] {
             assert!(Declared::from_metadata(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_plain_paths_with_plain_generic_arguments_are_types() {
+        for good in [
+            "RawTinyLock",
+            "mutex::SpinMutex<()>",
+            "rw::RwLock<(), a::B<u8>>",
+            "x::Y<(u8, u16)>",
+        ] {
+            assert!(type_name(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "RawTinyLock<()>), pub struct Evil(u8",
+            "::spin::Mutex",
+            "crate::X",
+            "super::X",
+            "X<'a>",
+            "X<3>",
+            "<X as Y>::Z",
+            "Fn(u8)",
+            "()",
+            "X Y",
+            "X<()>,",
+            "X // comment",
+            "X<()>)",
+            "",
+        ] {
+            let e = type_name(bad).unwrap_err();
+            assert!(e.contains("expected a path"), "{bad}: {e}");
         }
     }
 

@@ -4,8 +4,9 @@
 //! builds it like any other tree (`--against`'s base is one too).
 //!
 //! A path crate is copied beside the tree (`<tree>.crate`: outside it, as
-//! the crate may be a workspace of its own), so the build sees the working
-//! copy as it was when the run began; the hash of the copy is written into
+//! the crate may be a workspace of its own) as cargo would package it
+//! (`package.rs`), so the build sees the working copy as it was when the
+//! run began, and the copy is removed when the run is over; the hash of the copy is written into
 //! `suites/subject/Cargo.toml`, so the suites' source hash, which keys the
 //! build cache, covers the crate's code. A registry or git crate is pinned
 //! by the tree's Cargo.lock (checksum or commit), which that hash covers.
@@ -28,6 +29,18 @@ pub struct Derived {
     pub subject: Subject,
     /// Another run with the same spec waits for this one's builds.
     pub lock: std::fs::File,
+    /// A path crate's copy, removed when dropped (the run is over).
+    pub copy: Option<Copy>,
+}
+
+/// A path crate's copy beside its tree (`<tree>.crate`), removed when
+/// dropped: the working copy's files do not outlive the run in the cache.
+pub struct Copy(pub PathBuf);
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Builds the tree for `spec` under `cache/crate-trees/<hash of spec>`:
@@ -53,7 +66,9 @@ pub fn derive(root: &Path, spec: &Spec, cache: &Path) -> Result<Derived> {
         }
     }
     let subject = made?;
+    let copy = tree.with_extension("crate");
     Ok(Derived {
+        copy: copy.exists().then_some(Copy(copy)),
         tree,
         subject,
         lock,
@@ -89,8 +104,9 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
         _ => (None, None),
     };
     let subject_dir = tree.join("suites/subject");
+    let git_ref = git_ref(spec);
     let write = |declared: &Declared, lock_api: Option<&str>| -> Result<()> {
-        let mut text = generate::cargo_toml(spec, copied.as_deref(), declared, lock_api);
+        let mut text = generate::cargo_toml(spec, copied.as_deref(), declared, lock_api, git_ref);
         if let Some(state) = &path_state {
             // The copy's hash, so that the build cache tells versions apart.
             text.push_str(&format!("# {state}\n"));
@@ -183,6 +199,41 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
     Ok(subject)
 }
 
+/// What a git spec's `#REV` is on its remote (`git ls-remote`, with the
+/// URL's credentials from the environment as cargo's fetch has them): a
+/// branch, a tag, or else a commit. Unreachable remotes are `rev`, and
+/// cargo then says what is wrong.
+fn git_ref(spec: &Spec) -> generate::GitRef {
+    let Source::Git { url, rev } = &spec.source else {
+        return generate::GitRef::Rev;
+    };
+    let mut cmd = Command::new("git");
+    cmd.args(["ls-remote", "--end-of-options"])
+        .arg(url)
+        .arg(rev)
+        .env("GIT_TERMINAL_PROMPT", "0");
+    with_credentials(&mut cmd, spec);
+    match cmd.output() {
+        Ok(o) if o.status.success() => {
+            generate::GitRef::of(rev, &String::from_utf8_lossy(&o.stdout))
+        }
+        _ => generate::GitRef::Rev,
+    }
+}
+
+/// Gives a git command run for `spec` (git itself, or cargo's fetch with
+/// the git CLI) the credentials its URL was given with: `insteadOf` from
+/// the environment, so the manifest and every file name the plain URL.
+fn with_credentials(cmd: &mut Command, spec: &Spec) {
+    if let (Some(c), Source::Git { url, .. }) = (&spec.credentials, &spec.source) {
+        cmd.env("CARGO_NET_GIT_FETCH_WITH_CLI", "true")
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", format!("url.{}.insteadOf", c.url))
+            .env("GIT_CONFIG_VALUE_0", url)
+            .env("GIT_TERMINAL_PROMPT", "0");
+    }
+}
+
 /// `cargo metadata` of the tree, which also resolves and writes its
 /// Cargo.lock, with a registry crate locked at exactly its version (even
 /// a yanked one, as spin 0.9.8 is). New dependencies prefer versions the
@@ -205,14 +256,16 @@ fn metadata(tree: &Path, spec: &Spec) -> Result<Value> {
 
 /// Runs cargo in the tree: its JSON output, or cargo's errors.
 fn cargo(tree: &Path, spec: &Spec, args: &[&str]) -> Result<Value> {
-    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(args)
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.args(args)
         .current_dir(tree)
-        .env("CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS", "fallback")
-        .output()
-        .context("running cargo")?;
+        .env("CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS", "fallback");
+    // The manifest names the URL without its user-info; git (run by
+    // cargo) puts it back for this fetch only, so it is in no file.
+    with_credentials(&mut cmd, spec);
+    let out = cmd.output().context("running cargo")?;
     if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = super::spec::redact(&String::from_utf8_lossy(&out.stderr));
         let first: Vec<&str> = err
             .lines()
             .filter(|l| l.trim_start().starts_with("error") || l.starts_with("  "))
@@ -355,10 +408,9 @@ fn copy_files(from: &Path, files: &[PathBuf], to: &Path, skip: &[&str]) -> Resul
     Ok(crate::file::sha256(&all))
 }
 
-/// Copies the crate at `dir` to `to`: its whole git repository when it is
-/// in one (a workspace's path dependencies come along), else the
-/// directory without `target/`. Returns the crate's directory relative to
-/// `to`, and its state: the commit, whether it was modified, and the
+/// Copies the crate at `dir` to `to`, as packaged ([`super::package`]).
+/// Returns the crate's directory relative to `to`, and its state: the
+/// commit of the repository it is in and whether it was modified, and the
 /// sha256 of what was copied.
 fn copy_path_crate(dir: &Path, to: &Path) -> Result<(String, String)> {
     let git = |args: &[&str]| -> Option<String> {
@@ -371,38 +423,24 @@ fn copy_path_crate(dir: &Path, to: &Path) -> Result<(String, String)> {
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
     };
-    if let Some(top) = git(&["rev-parse", "--show-toplevel"]) {
-        let top = PathBuf::from(top);
-        let rel = dir
-            .strip_prefix(top.canonicalize()?)
-            .unwrap_or(Path::new(""))
-            .to_string_lossy()
-            .into_owned();
-        let sum = copy_files(&top, &tracked(&top)?, to, &["target/"])?;
-        let commit = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "no commit".into());
-        let dirty = git(&["status", "--porcelain", "--untracked-files=normal"])
-            .is_some_and(|s| !s.is_empty());
-        let state = format!(
-            "git {}{}, sha256 {sum}",
-            &commit[..commit.len().min(12)],
-            if dirty { " modified" } else { "" }
-        );
-        return Ok((rel, state));
-    }
-    let mut files = Vec::new();
-    let mut dirs = vec![PathBuf::new()];
-    while let Some(d) = dirs.pop() {
-        for entry in std::fs::read_dir(dir.join(&d))? {
-            let entry = entry?;
-            let rel = d.join(entry.file_name());
-            let kind = entry.file_type()?;
-            if kind.is_dir() && rel != Path::new("target") && rel != Path::new(".git") {
-                dirs.push(rel);
-            } else if kind.is_file() {
-                files.push(rel);
-            }
+    let packaged = match super::package::package(dir, to) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(to);
+            return Err(e.into());
         }
-    }
-    let sum = copy_files(dir, &files, to, &[])?;
-    Ok((String::new(), format!("sha256 {sum}")))
+    };
+    let rel = packaged.rel.to_string_lossy().into_owned();
+    let sum = packaged.sha256;
+    let Some(commit) = git(&["rev-parse", "--verify", "--quiet", "HEAD"]) else {
+        return Ok((rel, format!("sha256 {sum}")));
+    };
+    let dirty = git(&["status", "--porcelain", "--untracked-files=normal", "."])
+        .is_some_and(|s| !s.is_empty());
+    let state = format!(
+        "git {}{}, sha256 {sum}",
+        &commit[..commit.len().min(12)],
+        if dirty { " modified" } else { "" }
+    );
+    Ok((rel, state))
 }

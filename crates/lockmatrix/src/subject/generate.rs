@@ -6,6 +6,42 @@ use super::declared::{type_name, Declared};
 use super::spec::{toml_string, Source, Spec};
 use crate::name::Name;
 
+/// What a git source's `#REV` names, and so the key cargo takes it by:
+/// cargo resolves a `rev` among the remote's tags and commits only, so a
+/// branch must be given as `branch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitRef {
+    Rev,
+    Branch,
+    Tag,
+}
+
+impl GitRef {
+    pub fn key(self) -> &'static str {
+        match self {
+            GitRef::Rev => "rev",
+            GitRef::Branch => "branch",
+            GitRef::Tag => "tag",
+        }
+    }
+
+    /// What `rev` is among the refs `git ls-remote` printed (`<sha>\t<ref>`
+    /// lines): a branch, a tag, else a commit (`rev`).
+    pub fn of(rev: &str, ls_remote: &str) -> GitRef {
+        let refs: Vec<&str> = ls_remote
+            .lines()
+            .filter_map(|l| l.split('\t').nth(1))
+            .collect();
+        if refs.contains(&format!("refs/heads/{rev}").as_str()) {
+            GitRef::Branch
+        } else if refs.contains(&format!("refs/tags/{rev}").as_str()) {
+            GitRef::Tag
+        } else {
+            GitRef::Rev
+        }
+    }
+}
+
 /// The dependency's name inside `subject`: one name whatever the crate.
 pub const EXTERN: &str = "lock_crate";
 
@@ -17,6 +53,7 @@ pub fn cargo_toml(
     copied: Option<&str>,
     declared: &Declared,
     lock_api: Option<&str>,
+    git_ref: GitRef,
 ) -> String {
     let source = match (&spec.source, copied) {
         (_, Some(dir)) => format!("path = {}", toml_string(dir)),
@@ -24,7 +61,12 @@ pub fn cargo_toml(
         // yanked version cannot be required with `=V`, only locked.
         (Source::Registry(v), None) => format!("version = {}", toml_string(v)),
         (Source::Git { url, rev }, None) => {
-            format!("git = {}, rev = {}", toml_string(url), toml_string(rev))
+            format!(
+                "git = {}, {} = {}",
+                toml_string(url),
+                git_ref.key(),
+                toml_string(rev)
+            )
         }
         (Source::Path(p), None) => format!("path = {}", toml_string(&p.to_string_lossy())),
     };
@@ -205,11 +247,27 @@ mod tests {
         assert!(code.contains("pub const RWLOCKS: &[&str] = &[\"spin.RwLock\"];"));
         assert!(code
             .contains("<lock_crate::mutex::TicketMutex<()> as lock_api::RawMutex>::lock(&self.0)"));
-        let toml = cargo_toml(&spec(), None, &d, Some("0.4"));
+        let toml = cargo_toml(&spec(), None, &d, Some("0.4"), GitRef::Rev);
         assert!(toml.contains(
             "lock_crate = { package = \"spin\", version = \"0.12.3\", default-features = false"
         ));
         assert!(toml.ends_with("lock_api = \"0.4\"\n"));
+    }
+
+    #[test]
+    fn a_branch_is_taken_as_a_branch_a_tag_as_a_tag() {
+        let refs = "aa\tHEAD\nbb\trefs/heads/master\ncc\trefs/tags/v1.0\n";
+        assert_eq!(GitRef::of("master", refs), GitRef::Branch);
+        assert_eq!(GitRef::of("v1.0", refs), GitRef::Tag);
+        assert_eq!(GitRef::of("0123abc", refs), GitRef::Rev);
+        let g = super::super::spec::parse("x@git:https://h/r#master", std::path::Path::new("/"))
+            .unwrap();
+        let d = super::super::declared::known("spin").unwrap();
+        let toml = cargo_toml(&g, None, &d, None, GitRef::Branch);
+        assert!(
+            toml.contains("git = \"https://h/r\", branch = \"master\""),
+            "{toml}"
+        );
     }
 
     #[test]

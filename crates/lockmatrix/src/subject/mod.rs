@@ -3,11 +3,13 @@
 //! `--against-crate` compares two versions of it as the gate compares two
 //! revisions. `spec.rs` reads the command line, `declared.rs` says which
 //! locks a crate has, `generate.rs` writes the `subject` crate for it and
-//! `derive.rs` the tree it is built in.
+//! `derive.rs` the tree it is built in, `package.rs` a path crate's copy
+//! in it.
 
 pub mod declared;
 pub mod derive;
 pub mod generate;
+pub mod package;
 pub mod spec;
 
 pub use derive::{derive, Derived};
@@ -83,7 +85,9 @@ pub fn acknowledgements(head: &Spec, base: &Spec) -> Vec<crate::acknowledge::Ack
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        .and_then(|o| {
+            crate::commit::CommitId::parse(String::from_utf8_lossy(&o.stdout).trim()).ok()
+        });
     match base_commit {
         Some(c) => crate::acknowledge::in_range(h, &c, "HEAD").unwrap_or_default(),
         None => Vec::new(),

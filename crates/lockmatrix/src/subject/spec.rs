@@ -23,7 +23,49 @@ pub enum Source {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
     pub name: Name,
+    /// A git URL here has no user-info: [`Spec::credentials`] holds it.
     pub source: Source,
+    /// The `user:password@` a git URL was given with, stripped from it
+    /// where it entered: it is handed to the one git fetch that needs it
+    /// (`derive.rs`, in the fetch's environment) and never stored,
+    /// printed or rendered.
+    pub credentials: Option<Credentials>,
+}
+
+/// The user-info of a URL, kept out of every output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// The URL as given, with its user-info.
+    pub url: String,
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Credentials(..)")
+    }
+}
+
+/// `s` with the user-info of every URL in it removed
+/// (`https://user:token@host/x` is `https://host/x`): for anything stored,
+/// printed or rendered that may hold a URL from the command line.
+pub fn redact(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| "/?#".contains(c) || c.is_whitespace() || "\"'`<>".contains(c))
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(i) => out.push_str(&authority[i + 1..]),
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl fmt::Display for Spec {
@@ -41,7 +83,7 @@ const EXPECTED: &str =
 
 /// Reads `--crate`'s value; relative paths are taken from `cwd`.
 pub fn parse(s: &str, cwd: &std::path::Path) -> Result<Spec, String> {
-    let bad = |why: &str| format!("--crate {}: {why}; {EXPECTED}", shown(s));
+    let bad = |why: &str| format!("--crate {}: {why}; {EXPECTED}", shown(&redact(s)));
     let (name, rest) = s.split_once('@').ok_or_else(|| bad("no `@`"))?;
     if !is_crate_name(name) {
         return Err(bad(
@@ -49,7 +91,11 @@ pub fn parse(s: &str, cwd: &std::path::Path) -> Result<Spec, String> {
         ));
     }
     let name = Name::parse(name).map_err(|e| bad(&e.to_string()))?;
+    let mut credentials = None;
     let source = if let Some(dir) = rest.strip_prefix("path:") {
+        if dir.is_empty() {
+            return Err(bad("`path:` needs the crate's directory"));
+        }
         let dir = cwd.join(dir);
         if !dir.join("Cargo.toml").is_file() {
             return Err(bad(&format!("{} holds no Cargo.toml", dir.display())));
@@ -81,8 +127,14 @@ pub fn parse(s: &str, cwd: &std::path::Path) -> Result<Spec, String> {
         if !rev_ok {
             return Err(bad("REV must be a commit, tag or branch name"));
         }
+        let plain = redact(url);
+        if plain != url {
+            credentials = Some(Credentials {
+                url: url.to_string(),
+            });
+        }
         Source::Git {
-            url: url.to_string(),
+            url: plain,
             rev: rev.to_string(),
         }
     } else if is_version(rest) {
@@ -90,7 +142,11 @@ pub fn parse(s: &str, cwd: &std::path::Path) -> Result<Spec, String> {
     } else {
         return Err(bad(&format!("`{}` is not a version", shown(rest))));
     };
-    Ok(Spec { name, source })
+    Ok(Spec {
+        name,
+        source,
+        credentials,
+    })
 }
 
 /// A crates.io package name.
@@ -186,6 +242,23 @@ mod tests {
             assert!(e.contains("expected NAME@VERSION"), "{bad}: {e}");
         }
         assert!(parsed(&format!("{}@1.0.0", "a".repeat(65))).is_err());
+    }
+
+    #[test]
+    fn credentials_in_a_git_url_are_kept_out_of_the_spec() {
+        let s = parsed("x@git:http://user:s3cr3t@host/r.git#main").unwrap();
+        assert_eq!(s.to_string(), "x@git:http://host/r.git#main");
+        assert!(!format!("{s:?}").contains("s3cr3t"));
+        assert_eq!(s.credentials.unwrap().url, "http://user:s3cr3t@host/r.git");
+        assert_eq!(
+            redact("clone https://tok@github.com/a/b and git://u:p@h:9/x#y"),
+            "clone https://github.com/a/b and git://h:9/x#y"
+        );
+        let e = parsed("x@git:http://user:s3cr3t@host/r.git").unwrap_err();
+        assert!(!e.contains("s3cr3t"), "{e}");
+        assert!(parsed("x@path:")
+            .unwrap_err()
+            .contains("needs the crate's directory"));
     }
 
     #[test]

@@ -111,6 +111,18 @@ impl Default for ValidateOptions {
 impl ValidateOptions {
     /// Checks the ranges, as an exit-status-2 error naming the bad option.
     pub fn check(&self) -> Result<()> {
+        if self.evaluations > MAX_EVALUATIONS {
+            anyhow::bail!(
+                "--evaluations is {}: expected at most {MAX_EVALUATIONS} (about 900 take 46 s here; more states no rate any better than the recordings allow)",
+                self.evaluations
+            );
+        }
+        if self.rounds > MAX_EVALUATIONS {
+            anyhow::bail!(
+                "--pairs is {}: expected at most {MAX_EVALUATIONS}",
+                self.rounds
+            );
+        }
         if self.evaluations == 0 {
             anyhow::bail!(
                 "--evaluations is 0: expected at least 1 \
@@ -123,6 +135,10 @@ impl ValidateOptions {
         self.gate.check()
     }
 }
+
+/// The most `--evaluations` (and `--pairs`) a validation takes: minutes of
+/// work already, where a typo of a few zeros would run for hours.
+pub const MAX_EVALUATIONS: usize = 10_000;
 
 /// An A/A recording: the head run and its base run (`<run>/base`).
 pub type Recording = (Run, Run);

@@ -39,7 +39,10 @@ pub fn section(run: &Run) -> String {
             "commit".into(),
             format!(
                 "<code>{}</code>{}",
-                esc(&h.lockmatrix_commit),
+                esc(h
+                    .lockmatrix_commit
+                    .as_ref()
+                    .map_or(crate::commit::UNKNOWN, |c| c.as_str())),
                 if h.lockmatrix_dirty {
                     " (with uncommitted changes)"
                 } else {
@@ -64,7 +67,7 @@ pub fn section(run: &Run) -> String {
             format!(
                 "{} (<code>{}</code>), run beside it",
                 esc(&a.rev),
-                esc(&a.commit)
+                esc(crate::commit::shown(a.commit.as_ref()))
             ),
         ]);
     }

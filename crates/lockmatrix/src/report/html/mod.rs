@@ -225,7 +225,7 @@ mod tests {
         let mut head = head;
         head.against = Some(crate::results::Against {
             rev: "HEAD~1".into(),
-            commit: "abc".into(),
+            commit: Some(crate::commit::test_id("abc")),
             acknowledged: Vec::new(),
             pairs: None,
         });

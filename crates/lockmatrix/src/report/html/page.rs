@@ -92,7 +92,7 @@ pub fn render(run: &Run, gate: Option<&GateReport>) -> String {
         id = esc(&run.run_id),
         targets = run.targets.len(),
         profile = run.profile,
-        commit = esc(crate::escape::prefix(&run.host.lockmatrix_commit, 12)),
+        commit = esc(crate::commit::shown(run.host.lockmatrix_commit.as_ref())),
         started = esc(&run.started),
         nav = nav.join(""),
     )
