@@ -174,6 +174,29 @@ fn bisect(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> f64 {
     (lo + hi) / 2.0
 }
 
+/// A standard deviation of `logs` that a few outliers do not move: the
+/// median absolute deviation scaled to a normal's (1.4826 MAD), or the
+/// sample standard deviation where over half the values are equal.
+fn spread(logs: &[f64]) -> f64 {
+    if logs.len() < 2 {
+        return 0.0;
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let m = v.len() / 2;
+        match v.len() % 2 {
+            1 => v[m],
+            _ => (v[m - 1] + v[m]) / 2.0,
+        }
+    };
+    let centre = median(&mut logs.to_vec());
+    let mad = median(&mut logs.iter().map(|x| (x - centre).abs()).collect());
+    match mad > 0.0 {
+        true => 1.4826 * mad,
+        false => crate::welch::mean_var(logs).1.sqrt(),
+    }
+}
+
 /// A sequential plan: where the looks are, at which levels, and the
 /// boundaries those give ([`Plan::new`]); one plan serves every cell that
 /// shares its looks and levels, whatever each cell's threshold.
@@ -301,18 +324,15 @@ impl Plan {
     /// at its last look: the rank test's smallest p reaches the
     /// regression level there at all, and an unchanged cell with `base`'s
     /// spread is cleared at the threshold with power [`crate::POWER`]
-    /// (normal approximation on the logs).
+    /// (normal approximation on the logs, the spread taken robustly: the
+    /// rank tests shrug off the odd slow round, so it must not count).
     pub fn decidable_against_fixed(&self, base: &[f64], threshold: f64) -> bool {
         let (Ok(logs), Some(&m)) = (logs("base", base), self.looks.last()) else {
             return false;
         };
         let n = logs.len();
         let reach = crate::mann_whitney::min_p_value(n, m) <= self.last_level();
-        let sd = if n > 1 {
-            crate::welch::mean_var(&logs).1.sqrt()
-        } else {
-            0.0
-        };
+        let sd = spread(&logs);
         let z = Normal::standard();
         let se = sd * (1.0 / n as f64 + 1.0 / m as f64).sqrt();
         let bound = *self.clearing_bounds.last().expect("a plan has looks");

@@ -242,7 +242,7 @@ pub(super) fn noisy_cells(
 /// Records `base` as the baselines in a fresh directory, then evaluates `head`.
 fn gate(name: &str, base: &Run, head: &Run) -> (GateReport, PathBuf) {
     let dir = temp_dir(name);
-    update_baselines(
+    update::record_as_is(
         base,
         &dir,
         None,
@@ -436,7 +436,7 @@ fn gate_a_corrupt_baseline_is_a_named_error_and_is_never_modified() {
         "{what}"
     );
 
-    let err = update_baselines(&r, &dir, None, None, &crate::commit::test_id("c")).unwrap_err();
+    let err = update::record_as_is(&r, &dir, None, None, &crate::commit::test_id("c")).unwrap_err();
     let msg = format!("{err:#}");
     assert!(
         msg.contains("refusing to overwrite") && msg.contains(&path.display().to_string()),
@@ -484,7 +484,7 @@ fn gate_update_refuses_when_a_check_failed_and_writes_nothing() {
     let dir = temp_dir("refuse");
     let err = format!(
         "{:#}",
-        update_baselines(&r, &dir, None, None, &crate::commit::test_id("c")).unwrap_err()
+        update::record_as_is(&r, &dir, None, None, &crate::commit::test_id("c")).unwrap_err()
     );
     assert!(
         err.contains("nothing written")
@@ -497,7 +497,7 @@ fn gate_update_refuses_when_a_check_failed_and_writes_nothing() {
         "nothing at all is written"
     );
     // Leaving the broken target out records the other.
-    let lines = update_baselines(
+    let lines = update::record_as_is(
         &r,
         &dir,
         Some(&["x86_64".into()]),
@@ -517,7 +517,7 @@ fn gate_update_refuses_when_a_check_failed_and_writes_nothing() {
         report.problems
     );
     // Unknown names are exit-status-2 errors naming the valid ones.
-    let err = update_baselines(
+    let err = update::record_as_is(
         &r,
         &dir,
         Some(&["sparc".into()]),
@@ -549,7 +549,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
     let r = one_suite("x86_64", "native", "atomic", &cells);
     let dir = temp_dir("update");
     let path = dir.join("x86_64").join("atomic.json");
-    let lines = update_baselines(&r, &dir, None, None, &crate::commit::test_id("c1")).unwrap();
+    let lines = update::record_as_is(&r, &dir, None, None, &crate::commit::test_id("c1")).unwrap();
     assert_eq!(lines, [format!("{}: 4 cells (new file)", path.display())]);
     let text = std::fs::read_to_string(&path).unwrap();
     let b: Value = serde_json::from_str(&text).unwrap();
@@ -586,7 +586,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
         "{text}"
     );
 
-    let again = update_baselines(&r, &dir, None, None, &crate::commit::test_id("c1")).unwrap();
+    let again = update::record_as_is(&r, &dir, None, None, &crate::commit::test_id("c1")).unwrap();
     assert_eq!(again, [format!("{}: 4 cells, unchanged", path.display())]);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 
@@ -604,7 +604,7 @@ fn gate_update_writes_sorted_stable_json_and_a_second_update_changes_nothing() {
             vec![suite_run("atomic", &cells2, vec![])],
         )],
     );
-    let lines = update_baselines(&r2, &dir, None, None, &crate::commit::test_id("c2")).unwrap();
+    let lines = update::record_as_is(&r2, &dir, None, None, &crate::commit::test_id("c2")).unwrap();
     assert_eq!(
         lines,
         [format!(
@@ -680,7 +680,7 @@ fn gate_higher_is_better_metrics_compare_as_costs() {
     // The other way round it is an improvement.
     let back = stored(&base, &dir);
     assert_eq!(back.count(Verdict::Cleared), 1);
-    update_baselines(&head, &dir, None, None, &crate::commit::test_id("c")).unwrap();
+    update::record_as_is(&head, &dir, None, None, &crate::commit::test_id("c")).unwrap();
     let better = stored(&base, &dir);
     assert_eq!(
         better.count(Verdict::Improvement),
@@ -1393,7 +1393,7 @@ fn gate_a_counts_only_update_keeps_every_timing_and_its_compiler() {
         run
     };
     let dir = temp_dir("counts-only");
-    update_baselines(
+    update::record_as_is(
         &side(16.0, 10.0, "rustc 1.85.0"),
         &dir,
         None,
@@ -1455,7 +1455,7 @@ fn gate_the_same_binary_compares_whatever_the_labels_say() {
         run
     };
     let dir = temp_dir("same-binary");
-    update_baselines(
+    update::record_as_is(
         &side("rustc 1.85.0", "aaaa"),
         &dir,
         None,
@@ -1580,5 +1580,58 @@ fn a_stored_baseline_too_short_to_gate_says_the_rounds_to_record() {
         "{text}"
     );
     assert!(!text.contains("record this testbed's baselines (`cargo xtask baseline update`)"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `baseline update` refuses a real-hardware timing family too short for
+/// a later run to decide against, with the rounds to record; a long
+/// enough one, or QEMU timings (advisory), or the counts alone, are
+/// recorded.
+#[test]
+fn baseline_update_refuses_a_native_family_too_short_to_decide_a_later_run() {
+    let mut rng = Rng::new(47);
+    let dir = temp_dir("update-short");
+    let short = one_suite(
+        "x86_64",
+        "native",
+        "atomic",
+        &noisy_cells(&mut rng, 4, 3, 0.02, |_| 1.0),
+    );
+    let err = update_baselines(&short, &dir, None, None, &crate::commit::test_id("c"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("x86_64/atomic: its timing family has 3 rounds; a later run can decide it against them only from ")
+            && err.contains("`cargo xtask matrix --targets x86_64 --rounds ")
+            && err.contains("nothing written"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "nothing written"
+    );
+    // The rounds it asked for are enough.
+    let n: usize = err
+        .split("--rounds ")
+        .nth(1)
+        .and_then(|t| t.split('`').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    let long = one_suite(
+        "x86_64",
+        "native",
+        "atomic",
+        &noisy_cells(&mut rng, 4, n.max(20), 0.02, |_| 1.0),
+    );
+    update_baselines(&long, &dir, None, None, &crate::commit::test_id("c")).unwrap();
+    // Under QEMU timings are advisory: any rounds are recorded.
+    let qemu = one_suite(
+        "aarch64",
+        "qemu",
+        "atomic",
+        &noisy_cells(&mut rng, 4, 1, 0.02, |_| 1.0),
+    );
+    update_baselines(&qemu, &dir, None, None, &crate::commit::test_id("c")).unwrap();
+    update::update_counts(&short, &dir, None, None, &crate::commit::test_id("c")).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }

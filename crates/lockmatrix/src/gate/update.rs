@@ -29,6 +29,21 @@ pub fn update_baselines(
     update(run, baselines, targets, suites, commit, Scope::All)
 }
 
+/// [`update_baselines`] without asking whether a real-hardware timing
+/// family could be decided against what is recorded: the gate's tests
+/// record short baselines (as older versions of this command did) on
+/// purpose.
+#[cfg(test)]
+pub fn record_as_is(
+    run: &Run,
+    baselines: &Path,
+    targets: Option<&[String]>,
+    suites: Option<&[String]>,
+    commit: &CommitId,
+) -> Result<Vec<String>> {
+    update(run, baselines, targets, suites, commit, Scope::AsIs)
+}
+
 /// [`update_baselines`] of the instruction counts and ordering footprints
 /// only (`baseline update --counts-only`), after a compiler update: every
 /// timing cell stays as it was, with the compiler it was measured with
@@ -44,11 +59,74 @@ pub fn update_counts(
     update(run, baselines, targets, suites, commit, Scope::Counts)
 }
 
+/// Whether a suite run's timing family, recorded as a baseline, could
+/// decide a later run's (on real hardware, where timings gate).
+enum Undecidable {
+    No,
+    /// Too few rounds: refused, with the rounds to record.
+    Rounds(String),
+    /// Too noisy for its threshold whatever the rounds: recorded, said.
+    Noisy(String),
+}
+
+/// [`Undecidable`] for suite run `s` of `t`, at the default thresholds
+/// and the most rounds a later run plans against it.
+fn undecidable(t: &TargetResult, s: &SuiteRun) -> Undecidable {
+    use crate::policy::{role, Role};
+    let opts = crate::family::GateOptions::default();
+    let family: Vec<cells::RunCell> = cells::collect(&s.samples)
+        .into_iter()
+        .filter(|c| role(c.kind(), t.runner, c.gating) == Role::Family)
+        .collect();
+    let max = crate::family::STORED_ROUNDS.0 as usize;
+    let (mut short, mut noisy) = (Vec::new(), Vec::new());
+    for c in &family {
+        let Some(values) = cells::lower_is_better(&c.samples, c.better) else {
+            continue;
+        };
+        let needed = crate::family::stored_rounds_needed(
+            &opts,
+            &c.case,
+            &values,
+            max,
+            t.suites.len(),
+            family.len(),
+        );
+        match needed {
+            Some(n) if n > values.len() => short.push((n, values.len())),
+            Some(_) => {}
+            None => noisy.push(format!(
+                "{} [{}]",
+                c.key.bench,
+                crate::protocol::case_label(&c.case)
+            )),
+        }
+    }
+    let place = format!("{}/{}", t.name, s.suite);
+    if let Some(&(n, have)) = short.iter().max() {
+        return Undecidable::Rounds(format!(
+            "{place}: its timing family has {have} rounds; a later run can decide it against them only from {n} (the recorded spread, {max} rounds at most): record with `cargo xtask matrix --targets {} --rounds {n}`, or record its counts alone with `baseline update --counts-only`",
+            t.name
+        ));
+    }
+    match noisy.is_empty() {
+        true => Undecidable::No,
+        false => Undecidable::Noisy(format!(
+            "{place}: recorded, but {} too noisy for its threshold to be decided against stored baselines (later verdicts inconclusive; gate it with --against): {}",
+            if noisy.len() == 1 { "1 family cell is" } else { "some family cells are" },
+            noisy.join(", ")
+        )),
+    }
+}
+
 /// What an update records.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Scope {
     All,
     Counts,
+    /// Everything, decidable or not (tests).
+    #[cfg(test)]
+    AsIs,
 }
 
 fn update(
@@ -115,6 +193,12 @@ fn update(
                 ));
             } else if s.status != Status::Ok {
                 refusals.push(format!("{}/{}: {}", t.name, s.suite, s.status.label()));
+            } else if scope == Scope::All {
+                match undecidable(t, s) {
+                    Undecidable::No => {}
+                    Undecidable::Rounds(why) => refusals.push(why),
+                    Undecidable::Noisy(why) => lines.push(why),
+                }
             }
             selected.push((t, s));
         }
