@@ -173,6 +173,17 @@ pub fn stored_looks(planned: Option<usize>, have: usize) -> Vec<usize> {
     }
 }
 
+/// The fewest rounds a stored baseline of a timing family holds: one slow
+/// round among fewer moves its median, and fewer values say little of
+/// the spread a later run is judged with.
+pub const STORED_BASELINE_LEAST: usize = 10;
+
+/// The most rounds a stored baseline is asked to hold: a native round of
+/// the three suites takes about 10 s on a 2-vCPU VM, so 60 rounds record
+/// in about 10 minutes, once per testbed. A cell that needs more is too
+/// noisy for stored baselines; `--against` gates it.
+pub const STORED_BASELINE_MOST: usize = 60;
+
 /// The plan of one suite's family cells against stored baselines holding
 /// `base_rounds` values each, at `looks`.
 pub fn stored_plan(
@@ -241,8 +252,10 @@ pub fn decide_stored(
 /// (lower is better): the last look can reach the regression level, and
 /// an unchanged cell of this spread is cleared there 4 times in 5
 /// ([`SequentialPlan::decidable_against_fixed`]). The spread is the one
-/// recorded, assumed for the rounds not yet recorded. `None` when no count
-/// up to 200 would do: the cell is too noisy for its threshold.
+/// recorded, assumed for the rounds not yet recorded; never fewer than
+/// [`STORED_BASELINE_LEAST`]. `None` when no count
+/// up to [`STORED_BASELINE_MOST`] would do: the cell is too noisy for its
+/// threshold against stored baselines.
 pub fn stored_rounds_needed(
     opts: &GateOptions,
     case: &Map<String, Value>,
@@ -251,24 +264,19 @@ pub fn stored_rounds_needed(
     suites: usize,
     family_cells: usize,
 ) -> Option<usize> {
-    if base.is_empty() {
-        return None;
-    }
+    let sd = stats::robust_spread(base)?;
     let t = threshold(opts, case);
     let decidable = |n: usize| {
-        // `n` values with the recorded ones' spread.
-        let values: Vec<f64> = base.iter().cycle().take(n).copied().collect();
         let looks = stored_looks(Some(max_rounds), max_rounds);
-        stored_plan(opts, values.len(), looks, suites, family_cells)
-            .is_ok_and(|plan| plan.decidable_against_fixed(&values, t))
+        stored_plan(opts, n, looks, suites, family_cells)
+            .is_ok_and(|plan| plan.decidable_against_fixed(n, sd, t))
     };
     // More rounds never hurt: the fewest that do, by bisection (each
     // answer computes a plan's boundaries).
-    const MOST: usize = 200;
-    if !decidable(MOST) {
+    if !decidable(STORED_BASELINE_MOST) {
         return None;
     }
-    let (mut lo, mut hi) = (1, MOST);
+    let (mut lo, mut hi) = (STORED_BASELINE_LEAST - 1, STORED_BASELINE_MOST);
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
         match decidable(mid) {
@@ -276,7 +284,7 @@ pub fn stored_rounds_needed(
             false => lo = mid,
         }
     }
-    Some(hi.max(2))
+    Some(hi)
 }
 
 /// The cells of a suite's timing family on `runner`.

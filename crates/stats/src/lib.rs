@@ -37,7 +37,8 @@ pub use mann_whitney::{
 pub use multiplicity::{bh_adjust, bh_reject, holm_adjust, holm_reject};
 pub use power::{assess_power, min_rounds_rank, rounds_needed, Power, POWER};
 pub use sequential::{
-    boundaries, boundaries_at, Decision, Plan as SequentialPlan, Sequential, Spending,
+    boundaries, boundaries_at, robust_spread, Decision, Plan as SequentialPlan, Sequential,
+    Spending,
 };
 pub use signed_rank::{
     assess_paired_power, min_p_value as min_p_value_paired, min_pairs, paired_ratio, pairs_needed,

@@ -174,6 +174,13 @@ fn bisect(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> f64 {
     (lo + hi) / 2.0
 }
 
+/// The spread of positive `values` on the log scale, taken robustly: the
+/// rank tests shrug off the odd slow round, so it must not count. `None`
+/// when a value is not positive and finite.
+pub fn robust_spread(values: &[f64]) -> Option<f64> {
+    logs("values", values).ok().map(|l| spread(&l))
+}
+
 /// A standard deviation of `logs` that a few outliers do not move: the
 /// median absolute deviation scaled to a normal's (1.4826 MAD), or the
 /// sample standard deviation where over half the values are equal.
@@ -319,22 +326,22 @@ impl Plan {
         })
     }
 
-    /// Whether this plan, made [`Plan::against_fixed`] `base.len()`
-    /// values, can decide a cell like `base` (positive, lower is better)
-    /// at its last look: the rank test's smallest p reaches the
-    /// regression level there at all, and an unchanged cell with `base`'s
-    /// spread is cleared at the threshold with power [`crate::POWER`]
-    /// (normal approximation on the logs, the spread taken robustly: the
-    /// rank tests shrug off the odd slow round, so it must not count).
-    pub fn decidable_against_fixed(&self, base: &[f64], threshold: f64) -> bool {
-        let (Ok(logs), Some(&m)) = (logs("base", base), self.looks.last()) else {
+    /// Whether this plan, made [`Plan::against_fixed`] a sample of
+    /// `fixed` values whose logs spread by `sd` ([`robust_spread`]), can
+    /// decide a cell like it at its last look: the rank test's smallest p
+    /// reaches the regression level there at all, and an unchanged cell
+    /// is cleared at the threshold with power [`crate::POWER`] (normal
+    /// approximation on the logs).
+    pub fn decidable_against_fixed(&self, fixed: usize, sd: f64, threshold: f64) -> bool {
+        let Some(&m) = self.looks.last() else {
             return false;
         };
-        let n = logs.len();
-        let reach = crate::mann_whitney::min_p_value(n, m) <= self.last_level();
-        let sd = spread(&logs);
+        if fixed == 0 || !sd.is_finite() {
+            return false;
+        }
+        let reach = crate::mann_whitney::min_p_value(fixed, m) <= self.last_level();
         let z = Normal::standard();
-        let se = sd * (1.0 / n as f64 + 1.0 / m as f64).sqrt();
+        let se = sd * (1.0 / fixed as f64 + 1.0 / m as f64).sqrt();
         let bound = *self.clearing_bounds.last().expect("a plan has looks");
         let clears = se == 0.0 || threshold.ln_1p() / se >= bound + z.inverse_cdf(crate::POWER);
         reach && clears

@@ -137,7 +137,7 @@ impl GateReport {
         let unknown = incomparable.iter().any(|c| {
             c.note
                 .as_deref()
-                .is_some_and(|n| n.contains("testbed is unknown"))
+                .is_some_and(|n| n.contains("the run's testbed is unknown"))
         });
         let rounds = incomparable.iter().filter_map(|c| c.rounds_needed).max();
         let record = match rounds {
