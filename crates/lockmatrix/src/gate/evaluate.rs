@@ -135,8 +135,12 @@ pub struct Look {
     /// The deciding look (1-based), or the last one reached, of `looks`.
     pub look: usize,
     pub looks: usize,
-    /// Pairs (per side) that look used.
+    /// Pairs (per side) that look used: against stored baselines, the
+    /// run's rounds.
     pub pairs: usize,
+    /// What `pairs` counts: `pairs` (against a base revision) or `rounds`
+    /// (against stored baselines).
+    pub unit: &'static str,
     /// The slowdown the cell must catch, and the one it tolerates.
     pub threshold: f64,
     pub margin: f64,
@@ -1380,6 +1384,7 @@ fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
             look: 1,
             looks: plan.looks.len(),
             pairs: n,
+            unit: if report.paired { "pairs" } else { "rounds" },
             threshold,
             margin,
             alpha,

@@ -89,8 +89,8 @@ impl GateReport {
             (
                 format!("Inconclusive ({})", inconclusive.len()),
                 "family cells that reached neither boundary by the last look: never fail; \
-                 the estimate is shown with its interval. If one matters, run the pull request \
-                 again with more pairs (`--rounds`, up to the pairs shown as needed) or look at \
+                 the estimate is shown with its interval. If one matters, run again with more \
+                 pairs or rounds (`--rounds`, up to the number shown as needed) or look at \
                  its instruction count and ordering footprint, which gate exactly"
                     .into(),
                 inconclusive,
@@ -190,13 +190,14 @@ impl GateReport {
     fn grouped_sections(&self) -> Vec<(String, String, Vec<String>)> {
         let mut out = Vec::new();
         // Cleared, per target/suite, with the look they stopped at.
-        let mut cleared: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        let mut cleared: BTreeMap<String, (usize, usize, &str)> = BTreeMap::new();
         for c in self.with(Verdict::Cleared) {
             let e = cleared
                 .entry(format!("{}/{}", c.target, c.suite))
-                .or_insert((0, 0));
+                .or_insert((0, 0, "pairs"));
             e.0 += 1;
             e.1 = e.1.max(c.look.map_or(0, |l| l.pairs));
+            e.2 = c.look.map_or("pairs", |l| l.unit);
         }
         out.push((
             format!("Cleared ({})", self.count(Verdict::Cleared)),
@@ -206,7 +207,7 @@ impl GateReport {
             ),
             cleared
                 .into_iter()
-                .map(|(place, (n, pairs))| format!("{place}: {n} cells, by {pairs} pairs"))
+                .map(|(place, (n, pairs, unit))| format!("{place}: {n} cells, by {pairs} {unit}"))
                 .collect(),
         ));
         // Incomparable, one line per cause: counts and timings apart, with
@@ -614,12 +615,13 @@ pub(crate) fn row(c: &CellReport) -> Vec<String> {
     };
     let decided = match (c.look, c.verdict) {
         (Some(l), Verdict::Inconclusive) => format!(
-            "{} pairs; needs {}",
+            "{} {}; needs {}",
             l.pairs,
+            l.unit,
             c.rounds_needed
                 .map_or("more (unknown)".into(), |n| format!("about {n}"))
         ),
-        (Some(l), _) => format!("look {}/{}, {} pairs", l.look, l.looks, l.pairs),
+        (Some(l), _) => format!("look {}/{}, {} {}", l.look, l.looks, l.pairs, l.unit),
         (None, _) => "-".into(),
     };
     vec![

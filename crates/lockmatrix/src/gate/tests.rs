@@ -771,7 +771,7 @@ fn gate_few_rounds_are_inconclusive_with_the_rounds_needed() {
         .all(|c| c.rounds_needed.unwrap() >= 6));
     assert!(
         text.contains(&format!("INCONCLUSIVE ({inconclusive})"))
-            && text.contains("3 pairs; needs about"),
+            && text.contains("3 rounds; needs about"),
         "{text}"
     );
     assert_eq!(

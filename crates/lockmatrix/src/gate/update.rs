@@ -112,7 +112,7 @@ fn undecidable(t: &TargetResult, s: &SuiteRun) -> Undecidable {
     match noisy.is_empty() {
         true => Undecidable::No,
         false => Undecidable::Noisy(format!(
-            "{place}: recorded, but {} too noisy for its threshold to be decided against stored baselines (later verdicts inconclusive; gate it with --against): {}",
+            "{place}: recorded, but {} too noisy for the threshold to be decided against stored baselines (later verdicts inconclusive; gate with --against): {}",
             if noisy.len() == 1 { "1 family cell is" } else { "some family cells are" },
             noisy.join(", ")
         )),

@@ -222,8 +222,8 @@ fn forest_panel(target: &str, cells: &[&CellReport], delta: f64) -> String {
             e.confidence * 100.0,
             e.p,
             c.look.map_or(String::new(), |l| format!(
-                " (look {}/{}, {} pairs)",
-                l.look, l.looks, l.pairs
+                " (look {}/{}, {} {})",
+                l.look, l.looks, l.pairs, l.unit
             )),
             c.verdict.name()
         );
