@@ -27,4 +27,5 @@ mod miri;
 mod ordering;
 mod recount;
 mod ssh;
+mod stored;
 mod validate_gate;

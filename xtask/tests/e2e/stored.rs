@@ -1,0 +1,203 @@
+//! Stored baselines gate timings on a known testbed at the default
+//! settings, as the README's flow does it: record a native target's
+//! baselines (`baseline update` says how many rounds they need), run the
+//! matrix with no flags, and its timing family is decided look by look
+//! against them; a slowdown committed into a lock fails by name.
+//!
+//! The thresholds are wide (6: a cell fails only when 4 times slower) so
+//! that the load of a shared 2-vCPU machine, which moves single-thread
+//! cells by up to 2.3x between runs minutes apart, cannot fail the
+//! unchanged tree; the slowdown injected is about a hundredfold. What is
+//! tested is the mechanism (the plan, the looks, the verdict lines), not
+//! the statistics' power, which `gate::tests` and `validate-gate` measure.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::*;
+use crate::scratch::*;
+
+const TESTBED: &str = "e2e-stored";
+const WIDE: [&str; 4] = ["--quiet-threshold", "6", "--threshold", "6"];
+
+/// `cargo xtask ARGS` in `dir` on the declared testbed.
+fn on_testbed(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .env("LOCKMATRIX_TESTBED", TESTBED)
+        .current_dir(dir)
+        .output()
+        .expect("xtask runs")
+}
+
+/// Records x86_64's spinlock baselines in `repo` with the rounds
+/// `baseline update` asks for, and commits them.
+fn record(repo: &Path, results: &Path) {
+    let mut rounds = "10".to_string();
+    for _ in 0..3 {
+        let out = on_testbed(
+            repo,
+            &[
+                "matrix",
+                "--no-install",
+                "--no-gate",
+                "--targets",
+                "x86_64",
+                "--suites",
+                "spinlock",
+                "--rounds",
+                &rounds,
+                "--results",
+                s(results),
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        let run = newest(results);
+        let update = on_testbed(
+            repo,
+            &[
+                "baseline",
+                "update",
+                "--suites",
+                "spinlock",
+                "--from",
+                s(&run),
+            ],
+        );
+        let said = text(&update);
+        if update.status.success() {
+            git(repo, &["commit", "-qam", "baselines of this testbed"]);
+            return;
+        }
+        // Refused for too few rounds: it names the rounds to record.
+        rounds = said
+            .split("--rounds ")
+            .nth(1)
+            .and_then(|t| t.split('`').next())
+            .unwrap_or_else(|| panic!("a refusal without the rounds: {said}"))
+            .to_string();
+    }
+    panic!("baseline update refused three recordings");
+}
+
+/// The rounds each timing-family cell of `run`'s x86_64 spinlock ran.
+fn family_rounds(run: &Value) -> Vec<(String, usize)> {
+    let mut out: std::collections::BTreeMap<String, std::collections::BTreeSet<u64>> =
+        Default::default();
+    for t in run["targets"].as_array().unwrap() {
+        for s in t["suites"].as_array().unwrap() {
+            for x in s["samples"].as_array().unwrap() {
+                if x["gating"] == true && x["metric"] == "ticks_per_acquire" {
+                    out.entry(x["case"]["lock"].as_str().unwrap().to_string())
+                        .or_default()
+                        .insert(x["round"].as_u64().unwrap());
+                }
+            }
+        }
+    }
+    out.into_iter().map(|(k, v)| (k, v.len())).collect()
+}
+
+#[test]
+fn stored_baselines_gate_a_native_family_at_the_defaults_look_by_look() {
+    let _cpus = shared_cpus();
+    let work = scratch_dir("stored");
+    let (repo, results) = (work.join("repo"), work.join("results"));
+    scratch_repo(&repo);
+    record(&repo, &results);
+
+    // The unchanged tree, no flags but the wide thresholds: every family
+    // cell cleared at the first look (5 rounds), the plan recorded.
+    let json = work.join("same.json");
+    let mut args = vec![
+        "matrix",
+        "--no-install",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "spinlock",
+        "--results",
+        s(&results),
+        "--json",
+        s(&json),
+    ];
+    args.extend(WIDE);
+    let out = on_testbed(&repo, &args);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let report = read_json(&json);
+    assert_eq!(report["result"], "pass", "{shown}");
+    let run = read_json(&newest(&results).join("run.json"));
+    assert_eq!(run["targets"][0]["stored_rounds"], 30, "{shown}");
+    let rounds = family_rounds(&run);
+    assert!(rounds.len() >= 5, "{rounds:?}");
+    assert!(rounds.iter().all(|(_, n)| *n == 5), "{rounds:?}\n{shown}");
+    let family = rounds.len();
+    assert!(
+        shown.contains(&format!(
+            "{family}/{family} timing-family cells gated ({family} cleared, 0 regressions, 0 inconclusive)"
+        )),
+        "{shown}"
+    );
+    assert!(shown.contains("by 5 rounds"), "{shown}");
+
+    // About a hundredfold slower ticket lock: a regression at a look, by
+    // name, while the other locks stop at the first.
+    let fast_path = "        let ticket = self.next.fetch_add(1, Relaxed);";
+    commit_edit(
+        &repo,
+        "suites/spinlock/src/locks/ticket.rs",
+        fast_path,
+        &format!("        for i in 0..3000u32 {{\n            std::hint::black_box(i);\n        }}\n{fast_path}"),
+        "ticket: spin before taking a ticket",
+    );
+    let json = work.join("slower.json");
+    let mut args = vec![
+        "matrix",
+        "--no-install",
+        "--targets",
+        "x86_64",
+        "--suites",
+        "spinlock",
+        "--results",
+        s(&results),
+        "--json",
+        s(&json),
+    ];
+    args.extend(WIDE);
+    let out = on_testbed(&repo, &args);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    let report = read_json(&json);
+    let regressed: Vec<&Value> = report["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "regression" && c["family"] == true)
+        .collect();
+    assert!(
+        !regressed.is_empty()
+            && regressed
+                .iter()
+                .all(|c| c["case"]["lock"] == "ticket" && c["look"]["unit"] == "rounds"),
+        "{shown}"
+    );
+    let run = read_json(&newest(&results).join("run.json"));
+    let rounds = family_rounds(&run);
+    let ticket = rounds.iter().find(|(l, _)| l == "ticket").unwrap().1;
+    assert!((5..=30).contains(&ticket), "{rounds:?}");
+    // The others stop at a look too, most at the first (a busy machine
+    // may hold one to the next).
+    let others: Vec<usize> = rounds
+        .iter()
+        .filter(|(l, _)| l != "ticket")
+        .map(|(_, n)| *n)
+        .collect();
+    let at_first = others.iter().filter(|n| **n == 5).count();
+    assert!(
+        others.iter().all(|n| n % 5 == 0 && *n <= 30) && at_first * 2 > others.len(),
+        "{rounds:?}"
+    );
+    std::fs::remove_dir_all(&work).unwrap();
+}
