@@ -6,7 +6,7 @@ use crate::flags::MatrixArgs;
 use crate::{packages, progress};
 use anyhow::{bail, Result};
 use lockmatrix::report::table;
-use lockmatrix::results::{Run, Status};
+use lockmatrix::results::{Run, Status, TargetResult};
 use lockmatrix::{config, matrix, select, toolchain};
 use std::path::Path;
 
@@ -293,7 +293,8 @@ impl Recount<'_> {
                 cache: self.cache.to_path_buf(),
                 subject: None,
             };
-            matrix::run(
+            let started = std::time::Instant::now();
+            let recount = matrix::run(
                 self.root,
                 self.config,
                 &subset,
@@ -302,6 +303,17 @@ impl Recount<'_> {
                 &prepared,
                 observer,
             )?;
+            // Where its time went: the builds (of another commit's
+            // sources, so not in the store) and the counted runs.
+            let sum = |f: fn(&TargetResult) -> Option<f64>| -> f64 {
+                recount.run.targets.iter().filter_map(f).sum()
+            };
+            errln!(
+                "counts: the recount of {short} took {:.0}s ({:.0}s of builds, {:.0}s of counted runs, two at a time)",
+                started.elapsed().as_secs_f64(),
+                sum(|t| t.build_secs),
+                sum(|t| t.run_secs)
+            );
         }
         Ok(())
     }
