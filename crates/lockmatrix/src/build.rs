@@ -40,7 +40,7 @@ pub struct Binary {
     pub sha256: String,
     /// What built it, when not the target's Rust toolchain: a C suite's
     /// cross gcc with its flags ([`c`]).
-    pub compiler: Option<crate::results::ToolInfo>,
+    pub compiler: Option<crate::toolchain::ToolInfo>,
 }
 
 /// A stored binary that no longer holds what this run built.
@@ -93,9 +93,9 @@ pub enum BuildError {
 }
 
 impl BuildError {
-    /// The failure a run records.
-    pub fn failure(&self) -> crate::results::Failure {
-        let (error, log) = match self {
+    /// What failed, and the log that says more (a run records both).
+    pub fn error_and_log(&self) -> (String, Option<String>) {
+        match self {
             BuildError::Cargo { error, log } | BuildError::Compiler { error, log } => {
                 (error.clone(), Some(log.display().to_string()))
             }
@@ -103,14 +103,16 @@ impl BuildError {
                 (format!("build produced no binary {}", path.display()), None)
             }
             BuildError::Around { what } => (what.clone(), None),
-        };
-        crate::results::Failure::Build { error, log }
+        }
     }
 }
 
 impl std::fmt::Display for BuildError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.failure().fmt(f)
+        match self.error_and_log() {
+            (error, Some(log)) => write!(f, "build failed: {error} (log: {log})"),
+            (error, None) => write!(f, "build failed: {error}"),
+        }
     }
 }
 

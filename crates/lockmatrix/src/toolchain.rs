@@ -10,6 +10,15 @@ use std::process::Command;
 /// Debian packages that provide the build-std toolchain.
 pub const DEBIAN_RUST: &[&str] = &["rustc-web", "cargo-web", "rust-web-src"];
 
+/// A tool a run used, as run.json records it: a toolchain, a linker, an
+/// emulator, a C compiler.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ToolInfo {
+    /// What it is or where it lives (toolchain label, emulator path, ...).
+    pub what: String,
+    pub version: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Toolchain {
     /// What it is, for reports: "rustup stable-x86_64-unknown-linux-gnu".

@@ -8,7 +8,7 @@
 
 use super::{builds_dir, built_before, keep, lock_dir, Binary, BuildError, Job, Tree};
 use crate::observe::Observer;
-use crate::results::ToolInfo;
+use crate::toolchain::ToolInfo;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

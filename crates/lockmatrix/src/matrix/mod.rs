@@ -429,7 +429,7 @@ fn built_binaries<'a>(
     built: &'a Built,
     target: &mut TargetResult,
 ) -> std::result::Result<&'a BTreeMap<String, build::Binary>, Failure> {
-    let bins = built.binaries.as_ref().map_err(|e| e.failure())?;
+    let bins = built.binaries.as_ref().map_err(Failure::from)?;
     target.sources_sha256 = Some(built.sources.clone());
     for (suite, b) in bins {
         target.binaries.insert(name::known(suite), b.sha256.clone());

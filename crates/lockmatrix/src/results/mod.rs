@@ -166,12 +166,7 @@ impl Cpu {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ToolInfo {
-    /// What it is or where it lives (toolchain label, emulator path, ...).
-    pub what: String,
-    pub version: String,
-}
+pub use crate::toolchain::ToolInfo;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetResult {

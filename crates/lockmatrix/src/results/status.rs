@@ -73,6 +73,13 @@ pub struct SuiteFailure {
     pub failure: Failure,
 }
 
+impl From<&crate::build::BuildError> for Failure {
+    fn from(e: &crate::build::BuildError) -> Failure {
+        let (error, log) = e.error_and_log();
+        Failure::Build { error, log }
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
