@@ -21,6 +21,9 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     // A crate's locks are in the spinlock (mutexes) and rwsem (rwlocks)
     // suites; which of them runs is known once cargo resolved it.
     let mut suites = select::suites(args.suites.as_deref())?;
+    let need = toolchain::rust_version(&root.join("Cargo.toml"));
+    let container =
+        super::container::choose(root, &args, &matrix::packages_needed(&selected, need))?;
     let opts = matrix::Options {
         profile: args.profile,
         rounds: args.rounds,
@@ -48,6 +51,10 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         let names: Vec<&lockmatrix::name::Name> = selected.iter().map(|s| &s.target.name).collect();
         let suite_names: Vec<&str> = suites.iter().map(|s| s.name).collect();
         lockmatrix::gate::baseline::check_readable(&baselines, &names, &suite_names)?;
+    }
+    // Checked here, the same matrix runs inside the image.
+    if let Some(plan) = container {
+        return plan.run(root, &config);
     }
     let prepared = matrix::prepare(root, &opts)?;
     if let Some(s) = &prepared.subject {
@@ -83,7 +90,6 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         errln!("removed the old --against worktree {}", old.display());
     }
     if !args.no_install {
-        let need = toolchain::rust_version(&root.join("Cargo.toml"));
         packages::ensure(&matrix::packages_needed(&selected, need))?;
     }
     let observer = progress::Terminal::default();
