@@ -43,11 +43,20 @@ pub fn choose(root: &Path, args: &MatrixArgs, wanted: &[String]) -> Result<Optio
 /// Why `--backend auto` takes the container for a matrix that needs
 /// `wanted`: some are missing and apt-get cannot install them here.
 pub fn auto_reason(wanted: &[String]) -> Option<String> {
-    let missing = packages::missing(wanted);
-    if missing.is_empty() || packages::can_install() {
+    decide(
+        &packages::missing(wanted),
+        Path::new("/usr/bin/dpkg-query").exists(),
+        packages::can_install(),
+    )
+}
+
+/// [`auto_reason`] of what it found: packages `missing`, on a Debian-like
+/// system or not, where apt-get can install (root or sudo) or not.
+fn decide(missing: &[String], debian: bool, can_install: bool) -> Option<String> {
+    if missing.is_empty() || (debian && can_install) {
         return None;
     }
-    let what = if Path::new("/usr/bin/dpkg-query").exists() {
+    let what = if debian {
         "neither root nor passwordless sudo"
     } else {
         "not Debian or Ubuntu"
@@ -277,4 +286,35 @@ fn matrix_args() -> Vec<OsString> {
         .skip_while(|a| a != "matrix")
         .skip(1)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decide;
+
+    #[test]
+    fn auto_takes_the_container_only_where_apt_get_cannot_serve() {
+        let missing: Vec<String> = [
+            "qemu-user",
+            "gcc-aarch64-linux-gnu",
+            "rustc-web",
+            "cargo-web",
+        ]
+        .map(String::from)
+        .to_vec();
+        // Debian as root, or nothing missing: this host.
+        assert_eq!(decide(&missing, true, true), None);
+        assert_eq!(decide(&[], false, false), None);
+        // Fedora, macOS: the container, saying why and what.
+        let why = decide(&missing, false, false).unwrap();
+        assert!(why.starts_with("not Debian or Ubuntu: apt-get cannot install qemu-user gcc-aarch64-linux-gnu rustc-web ..."), "{why}");
+        // Debian without root or sudo.
+        let why = decide(&missing[..1], true, false).unwrap();
+        assert!(
+            why.starts_with(
+                "neither root nor passwordless sudo: apt-get cannot install qemu-user;"
+            ),
+            "{why}"
+        );
+    }
 }

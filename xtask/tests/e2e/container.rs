@@ -119,14 +119,25 @@ fn the_container_counts_and_footprints_equal_the_apt_paths() {
         let inside = c["virtualization"].as_str().unwrap_or("");
         assert!(inside.contains("container"), "{}: {inside}", c["name"]);
         assert!(
-            !a["virtualization"].as_str().unwrap_or("").contains("container"),
+            !a["virtualization"]
+                .as_str()
+                .unwrap_or("")
+                .contains("container"),
             "{}",
             a["virtualization"]
         );
         assert_eq!(a["toolchain"], c["toolchain"], "like with like");
         assert_eq!(
-            a["emulator"]["version"].as_str().unwrap().split(" (").next(),
-            c["emulator"]["version"].as_str().unwrap().split(" (").next(),
+            a["emulator"]["version"]
+                .as_str()
+                .unwrap()
+                .split(" (")
+                .next(),
+            c["emulator"]["version"]
+                .as_str()
+                .unwrap()
+                .split(" (")
+                .next(),
             "one QEMU release"
         );
     }

@@ -15,6 +15,7 @@ mod scratch;
 mod against;
 mod bad_input;
 mod ci;
+mod container;
 mod gate;
 mod hostile_config;
 mod html;
