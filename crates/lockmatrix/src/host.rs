@@ -25,6 +25,19 @@ pub struct Host {
     /// The testbed the operator named in `LOCKMATRIX_TESTBED` ([`declared`]).
     #[serde(default)]
     pub declared_testbed: Option<String>,
+    /// The container backend's image this run ran in ([`image`]), whose
+    /// `/etc/lockmatrix` records its toolchain; `None` on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+}
+
+/// The image the container backend runs this process in: its
+/// `LOCKMATRIX_IMAGE`, when it has the form the backend gives it
+/// (`localhost/lockmatrix:` and 16 hex digits).
+pub fn image() -> Option<String> {
+    let v = std::env::var(crate::container::invoke::IMAGE_VARIABLE).ok()?;
+    let hex = v.strip_prefix("localhost/lockmatrix:")?;
+    (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(v)
 }
 
 /// The variable a dedicated machine's operator sets to name its testbed,
@@ -218,6 +231,7 @@ pub fn collect(root: &Path) -> Host {
         virtualization: virtualization(),
         // Checked before any run starts (`declared()` in the matrix command).
         declared_testbed: declared().ok().flatten(),
+        image: image(),
     }
 }
 

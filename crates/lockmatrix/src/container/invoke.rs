@@ -8,6 +8,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Names the image to the matrix inside, which records it in run.json
+/// (`host.image`).
+pub const IMAGE_VARIABLE: &str = "LOCKMATRIX_IMAGE";
+
 /// One `run` of the matrix in the image.
 pub struct Invocation<'a> {
     pub engine: &'a Engine,
@@ -29,7 +33,7 @@ fn passed(name: &str) -> bool {
     (name.starts_with("LOCKMATRIX_")
         && !matches!(
             name,
-            "LOCKMATRIX_CACHE" | "LOCKMATRIX_ENGINE" | "LOCKMATRIX_IMAGE_RUST"
+            "LOCKMATRIX_CACHE" | "LOCKMATRIX_ENGINE" | "LOCKMATRIX_IMAGE_RUST" | "LOCKMATRIX_IMAGE"
         ))
         || matches!(
             name,
@@ -86,7 +90,7 @@ impl Invocation<'_> {
             ("GIT_CONFIG_COUNT".into(), "1".into()),
             ("GIT_CONFIG_KEY_0".into(), "safe.directory".into()),
             ("GIT_CONFIG_VALUE_0".into(), "*".into()),
-            ("LOCKMATRIX_IMAGE".into(), self.image.into()),
+            (IMAGE_VARIABLE.into(), self.image.into()),
         ];
         env.extend(
             std::env::vars_os()
