@@ -45,7 +45,7 @@ pub fn choose(root: &Path, args: &MatrixArgs, wanted: &[String]) -> Result<Optio
 pub fn auto_reason(wanted: &[String]) -> Option<String> {
     decide(
         &packages::missing(wanted),
-        Path::new("/usr/bin/dpkg-query").exists(),
+        lockmatrix::toolchain::which("dpkg-query").is_some(),
         packages::can_install(),
     )
 }

@@ -271,11 +271,11 @@ fn sandbox_fix(kind: Kind, detail: &str, limits: &[String], global: &[String]) -
 /// give a container more. Unlimited (or unreadable) is 1048576, Podman's
 /// own default.
 fn hard_limits() -> (u64, u64) {
-    let read = |r: &mut libc::rlimit, ok: bool| {
+    let read = |r: &libc::rlimit, ok: bool| {
         if !ok || r.rlim_max == libc::RLIM_INFINITY {
             1_048_576
         } else {
-            r.rlim_max as u64
+            r.rlim_max
         }
     };
     let mut nofile = libc::rlimit {
@@ -290,7 +290,7 @@ fn hard_limits() -> (u64, u64) {
             libc::getrlimit(libc::RLIMIT_NPROC, &mut nproc) == 0,
         )
     };
-    (read(&mut nofile, a), read(&mut nproc, b))
+    (read(&nofile, a), read(&nproc, b))
 }
 
 #[cfg(test)]

@@ -12,6 +12,18 @@ use std::process::Command;
 /// (`host.image`).
 pub const IMAGE_VARIABLE: &str = "LOCKMATRIX_IMAGE";
 
+/// `cargo xtask matrix` in the image, built by its cargo.
+const MATRIX: [&str; 8] = [
+    "cargo",
+    "run",
+    "--quiet",
+    "--locked",
+    "--package",
+    "xtask",
+    "--",
+    "matrix",
+];
+
 /// One `run` of the matrix in the image.
 pub struct Invocation<'a> {
     pub engine: &'a Engine,
@@ -108,16 +120,7 @@ impl Invocation<'_> {
         w.push(self.cwd);
         c.arg(w);
         c.arg(self.image);
-        c.args([
-            "cargo",
-            "run",
-            "--quiet",
-            "--locked",
-            "--package",
-            "xtask",
-            "--",
-        ]);
-        c.arg("matrix").args(inner_args(&self.args));
+        c.args(MATRIX).args(inner_args(&self.args));
         c
     }
 }
@@ -227,17 +230,11 @@ mod tests {
         assert!(has("--workdir=/src/lockmatrix/suites"));
         assert!(has("--ulimit=nofile=20000:20000"));
         let image = args.iter().position(|a| a == inv.image).unwrap();
+        let inner: Vec<&str> = args[image + 1..].iter().map(String::as_str).collect();
+        assert_eq!(inner[..MATRIX.len()], MATRIX);
         assert_eq!(
-            args[image + 1..],
+            inner[MATRIX.len()..],
             [
-                "cargo",
-                "run",
-                "--quiet",
-                "--locked",
-                "--package",
-                "xtask",
-                "--",
-                "matrix",
                 "--results",
                 "/tmp/results",
                 "--backend",
