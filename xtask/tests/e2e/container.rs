@@ -108,6 +108,20 @@ fn the_container_counts_and_footprints_equal_the_apt_paths() {
         &[("LOCKMATRIX_IMAGE_RUST", pin)],
     );
 
+    // doctor names the engine, the image the run used, its age and compilers.
+    let doctor = xtask(&["doctor", "--targets", "aarch64"]);
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    let image = container["host"]["image"].as_str().unwrap_or("?");
+    assert!(
+        said.contains("[podman version"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("image      {image}, built ")),
+        "{said}"
+    );
+    assert!(said.contains(&format!("suites {version}")), "{said}");
+
     // Two sides that differ where they ran, and agree on the compiler.
     let image = container["host"]["image"].as_str().unwrap_or("");
     assert!(
@@ -232,4 +246,52 @@ fn set_up_errors_are_exit_2_with_their_fix_before_anything_is_built() {
     } else {
         eprintln!("container: no daemonless docker client here: that case not run");
     }
+}
+
+#[test]
+fn a_failing_image_build_is_exit_2_with_its_log_and_command() {
+    if let Some(why) = no_podman() {
+        eprintln!("container: not run here: {why}");
+        return;
+    }
+    let _cpus = shared_cpus();
+    let work = scratch_dir("container-build");
+    let repo = work.join("repo");
+    crate::scratch::scratch_repo(&repo);
+    // A package Debian does not have: a new image, whose apt-get fails.
+    crate::scratch::commit_edit(
+        &repo,
+        "targets.yaml",
+        "gcc-aarch64-linux-gnu,",
+        "gcc-aarch64-linux-gnu, gcc-nonsense-linux-gnu,",
+        "a package Debian lacks",
+    );
+    let results = work.join("results");
+    let out = xtask_in(
+        &repo,
+        &[
+            "matrix",
+            "--backend",
+            "container",
+            "--targets",
+            "aarch64",
+            "--results",
+            s(&results),
+        ],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(all.contains("building the image failed"), "{all}");
+    assert!(
+        all.contains("Unable to locate package gcc-nonsense-linux-gnu"),
+        "{all}"
+    );
+    assert!(all.contains("podman build"), "{all}");
+    assert!(all.contains("--build-arg 'PACKAGES="), "{all}");
+    assert_eq!(
+        std::fs::read_dir(&results).map_or(0, |d| d.count()),
+        0,
+        "{all}"
+    );
+    std::fs::remove_dir_all(&work).unwrap();
 }
