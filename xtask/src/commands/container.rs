@@ -11,10 +11,12 @@ use lockmatrix::config::Config;
 use lockmatrix::container::engine::Engine;
 use lockmatrix::container::invoke::Invocation;
 use lockmatrix::container::{self, image, Backend};
+use lockmatrix::select::Selected;
+use lockmatrix::{readiness, toolchain};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The matrix of `matrix` arguments, to run in the image.
+/// A matrix to run in the image: why, and what to mount.
 pub struct Plan {
     /// Why the container (one line).
     why: String,
@@ -23,13 +25,17 @@ pub struct Plan {
 }
 
 /// Whether this matrix runs in the container, and why: asked for, or
-/// (auto) packages are missing that apt-get cannot install here.
-pub fn choose(root: &Path, args: &MatrixArgs, wanted: &[String]) -> Result<Option<Plan>> {
+/// (auto) some selected target lacks a tool and apt-get cannot install it.
+pub fn choose(
+    root: &Path,
+    args: &MatrixArgs,
+    selected: &[Selected],
+    need: toolchain::Version,
+) -> Result<Option<Plan>> {
     let why = match args.backend {
         Backend::Apt => return Ok(None),
         Backend::Container => "--backend container".to_string(),
-        Backend::Auto if args.no_install => return Ok(None),
-        Backend::Auto => match auto_reason(wanted) {
+        Backend::Auto => match auto_reason(selected, need) {
             Some(why) => why,
             None => return Ok(None),
         },
@@ -40,43 +46,52 @@ pub fn choose(root: &Path, args: &MatrixArgs, wanted: &[String]) -> Result<Optio
     }))
 }
 
-/// Why `--backend auto` takes the container for a matrix that needs
-/// `wanted`: some are missing and apt-get cannot install them here.
-pub fn auto_reason(wanted: &[String]) -> Option<String> {
+/// Why `--backend auto` takes the container for `selected`: a target
+/// lacks a tool here and apt-get cannot install it (not Debian or
+/// Ubuntu, or neither root nor sudo). A host that has every tool, from
+/// any source, runs the matrix itself.
+pub fn auto_reason(selected: &[Selected], need: toolchain::Version) -> Option<String> {
+    let lacking = selected.iter().filter(|s| s.skip.is_none()).find_map(|s| {
+        readiness::check(&s.target, need)
+            .missing()
+            .map(|m| format!("{}: {m}", s.target.name))
+    })?;
     decide(
-        &packages::missing(wanted),
-        lockmatrix::toolchain::which("dpkg-query").is_some(),
+        &lacking,
+        toolchain::which("dpkg-query").is_some(),
         packages::can_install(),
     )
 }
 
-/// [`auto_reason`] of what it found: packages `missing`, on a Debian-like
-/// system or not, where apt-get can install (root or sudo) or not.
-fn decide(missing: &[String], debian: bool, can_install: bool) -> Option<String> {
-    if missing.is_empty() || (debian && can_install) {
+/// [`auto_reason`] of what it found: the first tool a target `lacking`,
+/// on a Debian-like system or not, where apt-get can install (root or
+/// sudo) or not.
+fn decide(lacking: &str, debian: bool, can_install: bool) -> Option<String> {
+    if debian && can_install {
         return None;
     }
     let what = if debian {
-        "neither root nor passwordless sudo"
+        "neither root nor passwordless sudo for apt-get"
     } else {
-        "not Debian or Ubuntu"
+        "not Debian or Ubuntu, no apt-get"
     };
     Some(format!(
-        "{what}: apt-get cannot install {}{}; --backend apt uses this host's tools as they are",
-        missing
-            .iter()
-            .take(3)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(" "),
-        if missing.len() > 3 { " ..." } else { "" }
+        "{what}, and this host lacks {lacking}; --backend apt uses this host's tools as they are"
     ))
 }
 
 /// What `doctor` says of the backend: which one `matrix` takes, the
-/// engine, and the image with its age and compilers. Builds nothing.
-pub fn doctor_lines(root: &Path, config: &Config, wanted: &[String]) -> Vec<String> {
-    let mut lines = vec![match auto_reason(wanted) {
+/// engine, and the image with its age and compilers; and whether `matrix`
+/// takes the container and can run it (its image runs, or can be built).
+/// Builds nothing.
+pub fn doctor_lines(
+    root: &Path,
+    config: &Config,
+    selected: &[Selected],
+    need: toolchain::Version,
+) -> (Vec<String>, bool) {
+    let auto = auto_reason(selected, need);
+    let mut lines = vec![match &auto {
         Some(why) => format!("backend    container ({why})"),
         None => "backend    apt (this host; --backend container runs the image instead)".into(),
     }];
@@ -84,7 +99,7 @@ pub fn doctor_lines(root: &Path, config: &Config, wanted: &[String]) -> Vec<Stri
         Ok(e) => e,
         Err(e) => {
             lines.push(format!("container  unavailable: {e}"));
-            return lines;
+            return (lines, false);
         }
     };
     lines.push(format!(
@@ -96,9 +111,10 @@ pub fn doctor_lines(root: &Path, config: &Config, wanted: &[String]) -> Vec<Stri
         Ok(i) => i,
         Err(e) => {
             lines.push(format!("image      {e}"));
-            return lines;
+            return (lines, false);
         }
     };
+    let mut runs = true;
     match image::built(&engine, &inputs) {
         None => lines.push(format!(
             "image      not built: `cargo xtask matrix --backend container` builds {} from {} once (about 6 min, 4.7 GB), rustc-web {}",
@@ -107,14 +123,20 @@ pub fn doctor_lines(root: &Path, config: &Config, wanted: &[String]) -> Vec<Stri
             inputs.rust_web
         )),
         Some(tag) => {
-            let facts = engine
+            let facts = match engine
                 .probe_run(&tag)
                 .and_then(|_| image::facts(&engine, &tag))
-                .map_or_else(|e| format!("cannot run it: {e}"), |f| labelled(&f));
+            {
+                Ok(f) => labelled(&f),
+                Err(e) => {
+                    runs = false;
+                    format!("cannot run it: {e}")
+                }
+            };
             lines.push(format!("image      {tag}{}: {facts}", age(&engine, &tag)));
         }
     }
-    lines
+    (lines, auto.is_some() && runs)
 }
 
 /// The directories outside the checkout that the arguments read or write:
@@ -294,26 +316,19 @@ mod tests {
 
     #[test]
     fn auto_takes_the_container_only_where_apt_get_cannot_serve() {
-        let missing: Vec<String> = [
-            "qemu-user",
-            "gcc-aarch64-linux-gnu",
-            "rustc-web",
-            "cargo-web",
-        ]
-        .map(String::from)
-        .to_vec();
-        // Debian as root, or nothing missing: this host.
-        assert_eq!(decide(&missing, true, true), None);
-        assert_eq!(decide(&[], false, false), None);
+        let lacking = "aarch64: linker aarch64-linux-gnu-gcc not found";
+        // Debian as root or with sudo: apt-get installs what is missing.
+        assert_eq!(decide(lacking, true, true), None);
         // Fedora, macOS: the container, saying why and what.
-        let why = decide(&missing, false, false).unwrap();
-        assert!(why.starts_with("not Debian or Ubuntu: apt-get cannot install qemu-user gcc-aarch64-linux-gnu rustc-web ..."), "{why}");
-        // Debian without root or sudo.
-        let why = decide(&missing[..1], true, false).unwrap();
+        let why = decide(lacking, false, false).unwrap();
         assert!(
-            why.starts_with(
-                "neither root nor passwordless sudo: apt-get cannot install qemu-user;"
-            ),
+            why.starts_with("not Debian or Ubuntu, no apt-get, and this host lacks aarch64: linker aarch64-linux-gnu-gcc"),
+            "{why}"
+        );
+        // Debian without root or sudo.
+        let why = decide(lacking, true, false).unwrap();
+        assert!(
+            why.starts_with("neither root nor passwordless sudo"),
             "{why}"
         );
     }

@@ -18,12 +18,15 @@ pub fn run(root: &Path, selection: Selection) -> Result<bool> {
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
     let mut bad = Vec::new();
     let ready = report(&config, &targets, need, &mut bad);
-    let wanted = lockmatrix::matrix::packages_needed(&targets, need);
     outln!();
-    for line in super::container::doctor_lines(root, &config, &wanted) {
+    let (lines, container_serves) = super::container::doctor_lines(root, &config, &targets, need);
+    for line in lines {
         outln!("{line}");
     }
     if ready {
+        Ok(true)
+    } else if container_serves && bad.is_empty() {
+        outln!("\nthis host lacks the tools above; `cargo xtask matrix` runs in the container, which has them");
         Ok(true)
     } else if !bad.is_empty() {
         // A CPU choice its tools do not know is bad input: say which.

@@ -22,8 +22,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     // suites; which of them runs is known once cargo resolved it.
     let mut suites = select::suites(args.suites.as_deref())?;
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
-    let container =
-        super::container::choose(root, &args, &matrix::packages_needed(&selected, need))?;
+    let container = super::container::choose(root, &args, &selected, need)?;
     let opts = matrix::Options {
         profile: args.profile,
         rounds: args.rounds,

@@ -112,10 +112,7 @@ fn the_container_counts_and_footprints_equal_the_apt_paths() {
     let doctor = xtask(&["doctor", "--targets", "aarch64"]);
     let said = String::from_utf8_lossy(&doctor.stdout);
     let image = container["host"]["image"].as_str().unwrap_or("?");
-    assert!(
-        said.contains("[podman version"),
-        "{said}"
-    );
+    assert!(said.contains("[podman version"), "{said}");
     assert!(
         said.contains(&format!("image      {image}, built ")),
         "{said}"
