@@ -140,7 +140,8 @@ pub fn doctor_lines(
 }
 
 /// The directories outside the checkout that the arguments read or write:
-/// results, the config's, the baselines, the reports' and a `@path:` crate.
+/// results, the config's, the baselines, the reports', the git repository
+/// of a worktree and a `@path:` crate.
 fn mounts(root: &Path, args: &MatrixArgs) -> Result<Vec<PathBuf>> {
     let results = resolve(root, &args.results);
     std::fs::create_dir_all(&results)
@@ -155,6 +156,17 @@ fn mounts(root: &Path, args: &MatrixArgs) -> Result<Vec<PathBuf>> {
         .filter(|p| p.as_os_str() != "-")
     {
         paths.extend(resolve(root, out).parent().map(Path::to_path_buf));
+    }
+    // A checkout that is a git worktree keeps its repository elsewhere.
+    if let Ok(out) = std::process::Command::new("git")
+        .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+        .current_dir(root)
+        .output()
+    {
+        let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if out.status.success() && !dir.is_empty() {
+            paths.push(PathBuf::from(dir));
+        }
     }
     for spec in [&args.krate, &args.against_crate].into_iter().flatten() {
         if let Some((_, dir)) = spec.split_once("@path:") {
