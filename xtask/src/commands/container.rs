@@ -185,6 +185,7 @@ fn mounts(root: &Path, args: &MatrixArgs) -> Result<Vec<PathBuf>> {
 pub fn ready_image(root: &Path, config: &Config) -> Result<(Engine, String)> {
     let cache = lockmatrix::cache::check()?.join("container");
     std::fs::create_dir_all(&cache).map_err(|e| anyhow::anyhow!("{}: {e}", cache.display()))?;
+    container::check_space(&cache, image::CACHE_GIB, "the container's builds")?;
     let mut engine = Engine::find()?;
     let inputs = image::Inputs::new(root, all_packages(config))?;
     let say = |notes: Vec<String>| {
