@@ -174,7 +174,10 @@ impl Engine {
 /// Why `info` failed, as the error that says how to fix it.
 fn classify_info(kind: Kind, program: PathBuf, detail: String) -> SetupError {
     let lower = detail.to_lowercase();
-    if lower.contains("permission denied") {
+    if lower.contains("permission denied")
+        || lower.contains("subuid")
+        || lower.contains("newuidmap")
+    {
         SetupError::Permission { kind, detail }
     } else if kind == Kind::Docker
         && (lower.contains("cannot connect to the docker daemon")
@@ -316,6 +319,12 @@ mod tests {
         );
         assert!(matches!(e, SetupError::Permission { .. }), "{e:?}");
         assert!(e.to_string().contains("usermod -aG docker"), "{e}");
+        let e = classify_info(
+            Kind::Podman,
+            "podman".into(),
+            "cannot find UID/GID for user lm: no subuid ranges found for user \"lm\" in /etc/subuid".into(),
+        );
+        assert!(e.to_string().contains("--add-subuids 100000-165535"), "{e}");
         let e = classify_info(
             Kind::Podman,
             "podman".into(),
