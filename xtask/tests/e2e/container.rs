@@ -14,16 +14,18 @@ use crate::common::*;
 
 const TARGETS: &str = "aarch64,powerpc64le";
 
-/// Why this machine cannot run the test, if it cannot.
-fn no_podman() -> Option<String> {
-    match std::process::Command::new("podman").arg("info").output() {
-        Err(e) => Some(format!("podman: {e}")),
-        Ok(o) if !o.status.success() => Some(format!(
-            "podman info: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        )),
-        Ok(_) => None,
-    }
+/// Whether Podman answers here; when it does not, the test says why it
+/// did not run.
+fn podman_runs() -> bool {
+    let why = match std::process::Command::new("podman").arg("info").output() {
+        Err(e) => format!("podman: {e}"),
+        Ok(o) if !o.status.success() => {
+            format!("podman info: {}", String::from_utf8_lossy(&o.stderr).trim())
+        }
+        Ok(_) => return true,
+    };
+    eprintln!("container: not run here: {why}");
+    false
 }
 
 /// Per target: every count, and every executed and static footprint, keyed
@@ -84,8 +86,7 @@ fn matrix(results: &Path, backend: &str, env: &[(&str, &str)]) -> Value {
 
 #[test]
 fn the_container_counts_and_footprints_equal_the_apt_paths() {
-    if let Some(why) = no_podman() {
-        eprintln!("container: not run here: {why}");
+    if !podman_runs() {
         return;
     }
     let _cpus = shared_cpus();
@@ -247,8 +248,7 @@ fn set_up_errors_are_exit_2_with_their_fix_before_anything_is_built() {
 
 #[test]
 fn a_failing_image_build_is_exit_2_with_its_log_and_command() {
-    if let Some(why) = no_podman() {
-        eprintln!("container: not run here: {why}");
+    if !podman_runs() {
         return;
     }
     let _cpus = shared_cpus();
