@@ -247,6 +247,12 @@ pub struct MatrixArgs {
     /// [default: the first that builds the target]
     #[arg(long, value_name = "NAME")]
     pub toolchain: Option<String>,
+    /// Where to build and run: auto (the container where apt-get cannot
+    /// install what is missing: not Debian or Ubuntu, or not root), apt
+    /// (this host's toolchains), container or cross (the matrix inside a
+    /// Podman or Docker image with Debian's toolchain; docs/containers.md)
+    #[arg(long, default_value = "auto", value_name = "BACKEND")]
+    pub backend: lockmatrix::container::Backend,
     /// Report the comparison with the baselines but never fail on it
     #[arg(long)]
     pub no_gate: bool,

@@ -23,6 +23,19 @@ pub fn missing(wanted: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// Whether [`ensure`] can install packages here: a Debian-like system,
+/// as root or with passwordless sudo.
+pub fn can_install() -> bool {
+    let has = |p: &str| Command::new(p).arg("--version").output().is_ok();
+    has("dpkg-query")
+        && has("apt-get")
+        && (is_root()
+            || Command::new("sudo")
+                .args(["-n", "true"])
+                .output()
+                .is_ok_and(|o| o.status.success()))
+}
+
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
         s.lines()

@@ -27,6 +27,22 @@ pub struct Host {
     /// The testbed the operator named in `LOCKMATRIX_TESTBED` ([`declared`]).
     #[serde(default)]
     pub declared_testbed: Option<String>,
+    /// The container backend's image this run ran in ([`image`]), whose
+    /// `/etc/lockmatrix` records its toolchain; `None` on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+}
+
+/// The image the container backend runs this process in: its
+/// `LOCKMATRIX_IMAGE`, when it has the form the backend gives it
+/// (`localhost/lockmatrix:` and 16 hex digits).
+pub fn image() -> Option<String> {
+    image_name(&std::env::var(crate::container::invoke::IMAGE_VARIABLE).ok()?)
+}
+
+fn image_name(v: &str) -> Option<String> {
+    let hex = v.strip_prefix("localhost/lockmatrix:")?;
+    (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then(|| v.to_string())
 }
 
 /// The variable a dedicated machine's operator sets to name its testbed,
@@ -221,6 +237,7 @@ pub fn collect(root: &Path) -> Host {
         virtualization: virtualization(),
         // Checked before any run starts (`declared()` in the matrix command).
         declared_testbed: declared().ok().flatten(),
+        image: image(),
     }
 }
 
@@ -253,6 +270,21 @@ pub fn now_secs() -> u64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn only_the_backends_image_names_are_recorded() {
+        let tag = "localhost/lockmatrix:b8ff4f2be5251893";
+        assert_eq!(image_name(tag).as_deref(), Some(tag));
+        for bad in [
+            "",
+            "docker.io/library/debian:12",
+            "localhost/lockmatrix:b8ff4f2be525189",
+            "localhost/lockmatrix:b8ff4f2be525189\u{1b}",
+        ] {
+            assert_eq!(image_name(bad), None, "{bad:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

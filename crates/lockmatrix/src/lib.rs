@@ -20,7 +20,9 @@
 //!   (the plugin's records) and static (the binaries' disassembly);
 //! - [`report`]: the terminal tables, the seeds' tables, the HTML report,
 //!   the history across runs and the Bencher export;
-//! - [`ci`]: the GitHub Actions workflows rendered from `targets.yaml`.
+//! - [`ci`]: the GitHub Actions workflows rendered from `targets.yaml`;
+//! - [`container`]: the whole matrix inside a Podman or Docker image that
+//!   carries the apt path's toolchain, for hosts apt-get cannot serve.
 //!
 //! [`observe`] carries progress out to whoever shows it; [`host`] records
 //! the machine a run happened on; [`file`] writes files whole; [`commit`]
@@ -33,6 +35,7 @@ pub mod cells;
 pub mod ci;
 pub mod commit;
 pub mod config;
+pub mod container;
 pub mod cpu;
 pub mod escape;
 pub mod family;

@@ -58,11 +58,31 @@ impl From<crate::cache::CacheError> for PluginError {
     }
 }
 
+/// A toolchain for the plugin alone (a directory with `bin/cargo` and
+/// `bin/rustc`): the container image sets it, where the suites' pinned
+/// compiler is older than the plugin needs (containers/Containerfile).
+pub const TOOLCHAIN_VARIABLE: &str = "LOCKMATRIX_PLUGIN_TOOLCHAIN";
+
+/// The toolchain [`TOOLCHAIN_VARIABLE`] names, when it has one.
+fn named_toolchain() -> Option<toolchain::Toolchain> {
+    let dir = PathBuf::from(std::env::var_os(TOOLCHAIN_VARIABLE)?);
+    let (cargo, rustc) = (dir.join("bin/cargo"), dir.join("bin/rustc"));
+    (cargo.is_file() && rustc.is_file()).then(|| toolchain::Toolchain {
+        label: format!("{TOOLCHAIN_VARIABLE} {}", dir.display()),
+        cargo,
+        rustc,
+        build_std: false,
+    })
+}
+
 /// Builds the plugin with the host's toolchain; returns the `.so` or why not.
 pub fn build(root: &Path) -> Result<PathBuf, PluginError> {
     let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
     let need = toolchain::rust_version(&root.join("qemu-plugin/Cargo.toml"));
-    let tc = toolchain::discover(&host, need).map_err(PluginError::Toolchain)?;
+    let tc = match named_toolchain() {
+        Some(tc) => tc,
+        None => toolchain::discover(&host, need).map_err(PluginError::Toolchain)?,
+    };
     let target_dir = target_dir(root)?;
     let out = crate::build::cargo(&tc.cargo)
         .current_dir(root)

@@ -1,8 +1,8 @@
 //! Finding a Rust toolchain that can build for a target, in this order:
 //! a rustup toolchain with the target's std; a rustup toolchain with
 //! `rust-src` (build-std); Debian's `rustc-web` with `rust-web-src`
-//! (build-std). `cross` is reported when present but needs a container
-//! engine, which these machines lack.
+//! (build-std). Hosts without these run the matrix inside a container
+//! image that has Debian's (`container`); cross-rs is not used (ARCHITECTURE.md).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -424,33 +424,6 @@ impl std::fmt::Display for NoToolchain {
 }
 
 impl std::error::Error for NoToolchain {}
-
-/// What `cross` would need, for `doctor`.
-pub fn cross_status() -> String {
-    match which("cross") {
-        None => "not installed (optional)".into(),
-        Some(p) => {
-            let engine = ["docker", "podman"].iter().any(|e| {
-                which(e).is_some()
-                    && Command::new(e)
-                        .arg("info")
-                        .output()
-                        .is_ok_and(|o| o.status.success())
-            });
-            if engine {
-                format!(
-                    "{} (container engine running; not used: the toolchains above come first)",
-                    p.display()
-                )
-            } else {
-                format!(
-                    "{} found but unusable: no Docker or Podman engine is running",
-                    p.display()
-                )
-            }
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

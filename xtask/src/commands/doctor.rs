@@ -17,7 +17,16 @@ pub fn run(root: &Path, selection: Selection) -> Result<bool> {
     let targets = select::targets(&config, selection.targets.as_deref())?;
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
     let mut bad = Vec::new();
-    if report(&config, &targets, need, &mut bad) {
+    let ready = report(&config, &targets, need, &mut bad);
+    outln!();
+    let (lines, container_serves) = super::container::doctor_lines(root, &config, &targets, need);
+    for line in lines {
+        outln!("{line}");
+    }
+    if ready {
+        Ok(true)
+    } else if container_serves && bad.is_empty() {
+        outln!("\nthis host lacks the tools above; `cargo xtask matrix` runs in the container, which has them");
         Ok(true)
     } else if !bad.is_empty() {
         // A CPU choice its tools do not know is bad input: say which.
@@ -45,7 +54,6 @@ fn report(
         config.path.display(),
         selected.len()
     );
-    outln!("cross: {}", toolchain::cross_status());
     let mut ready = true;
     for s in selected {
         let t = &s.target;

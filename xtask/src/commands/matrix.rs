@@ -51,6 +51,8 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     // A crate's locks are in the spinlock (mutexes) and rwsem (rwlocks)
     // suites; which of them runs is known once cargo resolved it.
     let mut suites = select::suites(args.suites.as_deref())?;
+    let need = toolchain::rust_version(&root.join("Cargo.toml"));
+    let container = super::container::choose(root, &args, &selected, need)?;
     let opts = matrix::Options {
         profile: args.profile,
         rounds: args.rounds,
@@ -91,6 +93,10 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
             ))
         }));
     }
+    // Checked here, the same matrix runs inside the image.
+    if let Some(plan) = container {
+        return plan.run(root, &config);
+    }
     let prepared = matrix::prepare(root, &opts)?;
     if let Some(s) = &prepared.subject {
         suites = crate_suites(&s.head, s.base.as_ref(), suites, args.suites.is_some())?;
@@ -125,7 +131,6 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
         errln!("removed the old --against worktree {}", old.display());
     }
     if !args.no_install {
-        let need = toolchain::rust_version(&root.join("Cargo.toml"));
         packages::ensure(&matrix::packages_needed(&selected, need, &opts.toolchain))?;
     }
     let observer = progress::Terminal::default();

@@ -4,6 +4,7 @@
 
 pub mod baseline;
 pub mod ci;
+pub mod container;
 pub mod doctor;
 pub mod gate;
 pub mod matrix;

@@ -16,6 +16,7 @@ mod against;
 mod alpha;
 mod bad_input;
 mod ci;
+mod container;
 mod gate;
 mod hostile_config;
 mod hostile_round4;

@@ -185,6 +185,7 @@ pub(super) fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
             machine: Some("m1".into()),
             virtualization: Some("kvm".into()),
             declared_testbed: None,
+            image: None,
         },
         insns_plugin: None,
         against: None,
