@@ -6,7 +6,8 @@
 //! command, kept by content in the store, and the binary says what built
 //! it ([`Binary::compiler`]: the compiler, its flags and version).
 
-use super::{builds_dir, built_before, keep, lock_dir, Binary, BuildError, Job, Tree};
+use super::job::{Binary, BuildError, Job, Tree};
+use super::store::{builds_dir, built_before, keep, lock_dir};
 use crate::observe::Observer;
 use crate::toolchain::ToolInfo;
 use std::path::{Path, PathBuf};

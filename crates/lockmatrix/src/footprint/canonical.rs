@@ -11,8 +11,8 @@
 //! registers and addresses never are. Names for which no rule exists are
 //! returned too (the mnemonic): the table decides what is plain.
 
-use super::classify::{Arch, Isa};
 use super::decode;
+use super::isa::{Arch, Isa};
 
 /// The canonical name of `text`, an instruction's disassembly without its
 /// address; `None` for an empty line.

@@ -3,7 +3,7 @@
 //! classified by the table.
 
 use super::classify::{classify, classify_call, Classified, Isa};
-use super::Entry;
+use super::entry::{entries, Entry};
 use crate::protocol::Executed;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -35,7 +35,7 @@ pub fn executed(isa: Isa, record: &Executed) -> ExecutedFootprint {
     // never in the empty loop, but a zero says nothing either way.
     counts.retain(|_, n| *n != 0.0);
     ExecutedFootprint {
-        entries: super::entries(counts),
+        entries: entries(counts),
         insns: record.per_op.values().sum(),
     }
 }

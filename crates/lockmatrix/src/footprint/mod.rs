@@ -27,166 +27,24 @@
 pub mod canonical;
 pub mod classify;
 mod decode;
+mod entry;
+mod error;
 pub mod executed;
+pub mod isa;
 pub mod objdump;
 #[cfg(test)]
 mod real_lines;
 pub mod static_code;
 pub mod symbols;
 
-pub use classify::{classify, classify_call, Arch, Class, Classified, Isa};
+pub use classify::{classify, classify_call, Class, Classified};
+pub use entry::{changes, Change, Entry, Key};
+pub use error::FootprintError;
 pub use executed::{executed, ExecutedFootprint};
+pub use isa::{Arch, Isa};
 pub use static_code::{
     for_target, static_footprint, static_footprints, StaticFootprint, StaticJob,
 };
-
-use crate::name::Name;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::fmt;
-use std::path::PathBuf;
-
-/// (suite, unit, op): `("spinlock", "ticket", "unlock")`,
-/// `("atomic", "cas_sync", "op")`.
-pub type Key = (Name, Name, Name);
-
-/// One line of a footprint: how many of one canonical instruction (or
-/// outlined call) an operation has, statically (`u32`) or per op as
-/// executed (`f64`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Entry<N> {
-    pub class: Class,
-    pub insn: String,
-    pub count: N,
-}
-
-/// Entries sorted by class and name, from counts by classified instruction.
-fn entries<N>(counts: BTreeMap<Classified, N>) -> Vec<Entry<N>> {
-    counts
-        .into_iter()
-        .map(|(c, count)| Entry {
-            class: c.class,
-            insn: c.insn,
-            count,
-        })
-        .collect()
-}
-
-/// One instruction whose count differs between two footprints.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Change<N> {
-    pub class: Class,
-    pub insn: String,
-    pub before: N,
-    pub after: N,
-}
-
-impl<N: fmt::Display> fmt::Display for Change<N> {
-    /// `lwsync 1 -> 0` (the class is the caller's to show).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} -> {}", self.insn, self.before, self.after)
-    }
-}
-
-/// Every instruction whose count differs, in class and name order: one
-/// footprint absent from the other counts as zero.
-pub fn changes<N: Copy + PartialEq + Default>(
-    before: &[Entry<N>],
-    after: &[Entry<N>],
-) -> Vec<Change<N>> {
-    let mut both: BTreeMap<(Class, &str), (N, N)> = BTreeMap::new();
-    for e in before {
-        both.entry((e.class, &e.insn)).or_default().0 = e.count;
-    }
-    for e in after {
-        both.entry((e.class, &e.insn)).or_default().1 = e.count;
-    }
-    both.into_iter()
-        .filter(|(_, (b, a))| b != a)
-        .map(|((class, insn), (before, after))| Change {
-            class,
-            insn: insn.to_string(),
-            before,
-            after,
-        })
-        .collect()
-}
-
-/// Why a static footprint could not be computed.
-#[derive(Debug)]
-pub enum FootprintError {
-    /// The classification table has no rules for this target.
-    UnknownArch { triple: Name },
-    /// objdump could not be started (`package` provides it).
-    Objdump {
-        program: PathBuf,
-        source: std::io::Error,
-    },
-    ObjdumpFailed {
-        program: PathBuf,
-        binary: PathBuf,
-        stderr: String,
-    },
-    /// The binary has no function labelled as the probes' anchor.
-    NoAnchor { anchor: String, binary: PathBuf },
-    /// No function starts where a probe's offset leads.
-    NoProbe {
-        unit: Name,
-        op: Name,
-        addr: u64,
-        binary: PathBuf,
-    },
-}
-
-impl fmt::Display for FootprintError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FootprintError::UnknownArch { triple } => {
-                write!(f, "no ordering classification for {triple}")
-            }
-            FootprintError::Objdump { program, source } => write!(
-                f,
-                "cannot run {}: {source} (package {})",
-                program.display(),
-                objdump::package_of(program)
-            ),
-            FootprintError::ObjdumpFailed {
-                program,
-                binary,
-                stderr,
-            } => write!(
-                f,
-                "{} -d {} failed: {stderr}",
-                program.display(),
-                binary.display()
-            ),
-            FootprintError::NoAnchor { anchor, binary } => write!(
-                f,
-                "{}: no function {anchor} (a suite from before protocol 3?)",
-                binary.display()
-            ),
-            FootprintError::NoProbe {
-                unit,
-                op,
-                addr,
-                binary,
-            } => write!(
-                f,
-                "{}: the probe of {unit} {op} leads to {addr:#x}, where no function starts",
-                binary.display()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for FootprintError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            FootprintError::Objdump { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

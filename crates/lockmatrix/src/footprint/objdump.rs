@@ -4,8 +4,8 @@
 //! relocations (`-R`), which say where a static-pie binary's GOT slots
 //! point (x86_64 reaches other crates' functions through them).
 
-use super::classify::{Arch, Isa};
-use super::FootprintError;
+use super::error::FootprintError;
+use super::isa::{Arch, Isa};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -76,6 +76,7 @@ impl Disassembly {
                 .output()
                 .map_err(|source| FootprintError::Objdump {
                     program: objdump.to_path_buf(),
+                    package: package_of(objdump),
                     source,
                 })
         };

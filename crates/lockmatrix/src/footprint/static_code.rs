@@ -3,9 +3,10 @@
 //! function is attributed, and `symbols` for which calls are followed).
 
 use super::classify::{classify, classify_call, Classified, Isa};
+use super::entry::{entries, Entry, Key};
+use super::error::FootprintError;
 use super::objdump::{self, transfer, Disassembly, Transfer};
 use super::symbols::{self, Callee};
-use super::{Entry, FootprintError, Key};
 use crate::config::Target;
 use crate::protocol::Probes;
 use serde::{Deserialize, Serialize};
@@ -191,7 +192,7 @@ fn walk(isa: Isa, d: &Disassembly, start: usize) -> StaticFootprint {
         }
     }
     StaticFootprint {
-        entries: super::entries(counts),
+        entries: entries(counts),
         followed,
         stopped: stopped.into_iter().collect(),
         indirect_calls,

@@ -12,7 +12,8 @@
 //! deterministic: a result, passed or failed, holds for as long as its
 //! key.
 
-use super::{ModelError, ModelResult, Unmodelled};
+use super::error::ModelError;
+use super::record::{ModelResult, Unmodelled};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! them), read into types. A line that is not one of them, or a record
 //! that contradicts itself, is reported, never guessed at.
 
-use super::ModelError;
+use super::error::ModelError;
 use crate::name::Name;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

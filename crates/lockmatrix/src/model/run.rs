@@ -11,8 +11,8 @@
 //! first (loom stays built), and one process at a time builds and runs
 //! there.
 
+use super::error::ModelError;
 use super::record::{self, Printed};
-use super::ModelError;
 use crate::runner::{self, Exit, Invocation};
 use crate::toolchain::Toolchain;
 use std::path::{Path, PathBuf};

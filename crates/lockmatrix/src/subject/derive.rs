@@ -13,8 +13,8 @@
 
 use super::declared::{self, Declared};
 use super::generate;
+use super::resolved::Subject;
 use super::spec::{Source, Spec};
-use super::Subject;
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 use std::path::{Path, PathBuf};

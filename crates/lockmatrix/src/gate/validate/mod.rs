@@ -25,6 +25,7 @@
 //! that failed are left out and named in the notes. Deterministic for a
 //! seed. Pure: the gate runs on the runs in memory.
 
+mod cells;
 mod experiment;
 mod order;
 mod render;

@@ -9,7 +9,7 @@
 //! its warm-up, frequency and neighbours): the mean over recordings of
 //! each one's mean, with a percentile bootstrap over recordings.
 
-use super::experiment::{is_count, suite_of};
+use super::cells::{is_count, suite_of};
 use super::*;
 
 /// Bootstrap resamples of the recordings.

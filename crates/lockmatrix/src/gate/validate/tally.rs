@@ -1,7 +1,7 @@
 //! The statistics of the evaluations: false alarms, power per slowdown
 //! and per cell, and the bounds over them.
 
-use super::experiment::{gating, GatingCell};
+use super::cells::{gating, GatingCell};
 use super::*;
 
 /// What the evaluations found so far.

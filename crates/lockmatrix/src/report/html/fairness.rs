@@ -3,8 +3,8 @@
 //! the most served thread relative to the average (1 = a fair share), with
 //! the coefficient of variation across threads.
 
+use super::layout::{caption, grid, Locks};
 use super::svg::{num, Scale, Svg};
-use super::{caption, grid, Locks};
 use crate::report::seeds::cell;
 use crate::results::Run;
 use serde_json::Value;
@@ -70,9 +70,9 @@ pub fn section(run: &Run) -> Option<String> {
     );
     let mut panels = Vec::new();
     for (target, runner, threads, rows) in &per_target {
-        let left = super::label_margin(rows.iter().map(|r| r.lock.as_str()));
+        let left = super::layout::label_margin(rows.iter().map(|r| r.lock.as_str()));
         let (right, top, row) = (54.0, 8.0, 16.0);
-        let width = super::scaling::WIDTH;
+        let width = super::seed001::WIDTH;
         let height = top + row * rows.len() as f64 + 34.0;
         let x = Scale::fit(
             rows.iter().map(|r| r.max / r.avg).chain([0.0, 2.0]),

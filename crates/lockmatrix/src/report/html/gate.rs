@@ -4,8 +4,8 @@
 //! advisory lists the terminal report prints. A run that was compared with
 //! nothing says so instead of drawing empty charts.
 
+use super::layout::table;
 use super::svg::{self, esc, num, Scale, Svg};
-use super::table;
 use crate::gate::evaluate::{CellReport, GateReport, Verdict};
 use crate::gate::render;
 use crate::name::Name;

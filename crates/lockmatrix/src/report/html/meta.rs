@@ -1,8 +1,8 @@
 //! Run metadata: where and how the run happened, what each target ran with,
 //! and the command that reproduces each suite run.
 
+use super::layout::table;
 use super::svg::esc;
-use super::table;
 use crate::report::seeds;
 use crate::results::{Run, ToolInfo};
 

@@ -2,7 +2,7 @@
 //! all in one file (no JavaScript, no fonts or CSS from the network).
 
 use super::svg::esc;
-use super::{fairness, gate, meta, ordering, rwsem, scaling, seed000, stress};
+use super::{fairness, gate, meta, ordering, seed000, seed001, seed002, seed003};
 use crate::gate::evaluate::GateReport;
 use crate::report::table;
 use crate::results::Run;
@@ -60,9 +60,9 @@ pub fn render(run: &Run, gate: Option<&GateReport>) -> String {
         let content = match id {
             "run" => Some(summary(run)),
             "seed000" => seed000::section(run),
-            "seed001" => scaling::section(run),
-            "seed003" => stress::section(run),
-            "seed002" => rwsem::section(run),
+            "seed001" => seed001::section(run),
+            "seed003" => seed003::section(run),
+            "seed002" => seed002::section(run),
             "fairness" => fairness::section(run),
             "ordering" => ordering::section(run, gate),
             "gate" => Some(gate::section(run, gate)),
@@ -132,6 +132,6 @@ fn summary(run: &Run) -> String {
         "{incomplete}<p>{}. Under QEMU every time is the emulator's (marked <span class=\"emu\">QEMU: emulator time</span>); \
          instruction counts are exact everywhere. Hover any mark for its numbers.</p>{}",
         esc(&table::summary(run)),
-        super::table("data compact", &rows)
+        super::layout::table("data compact", &rows)
     )
 }

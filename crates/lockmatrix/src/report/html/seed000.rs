@@ -2,8 +2,8 @@
 //! architecture, as grouped bars on one log axis (the costs span three
 //! decades), with instructions per op beside each time in the table.
 
+use super::layout::table;
 use super::svg::{self, num, Scale, Svg};
-use super::table;
 use crate::report::seeds::seed000::{self, OPS};
 use crate::results::Run;
 

@@ -1,38 +1,15 @@
 //! `cargo xtask report --tables`: the seeds' tables, in the shapes users
 //! know from the mailing-list threads of `docs/seeds.md`, one block per target.
 
+mod cells;
 pub mod seed000;
 pub mod seed001;
 pub mod seed002;
 pub mod seed003;
 
-use crate::protocol::Sample;
-use crate::report::table::{median, to_ns};
-use crate::results::{Run, SuiteRun};
+use crate::results::Run;
+pub use cells::{cell, fmt};
 use serde_json::Value;
-
-/// The median over rounds of `metric` in the cell whose case has all of
-/// `case`'s key/value pairs, converted to nanoseconds when it is in ticks
-/// (other units, such as ops and counts, as they are).
-pub fn cell(s: &SuiteRun, bench: &str, case: &[(&str, Value)], metric: &str) -> Option<f64> {
-    let hz = s.env.as_ref().map_or(0.0, |e| e.timer_hz);
-    let matches = |x: &Sample| {
-        x.bench == bench
-            && x.metric == metric
-            && case.iter().all(|(k, v)| x.case.get(*k) == Some(v))
-    };
-    let mut values: Vec<f64> = s
-        .samples
-        .iter()
-        .filter(|x| matches(x))
-        .filter_map(|x| to_ns(x, hz).or(x.value))
-        .collect();
-    median(&mut values)
-}
-
-pub fn fmt(v: Option<f64>, decimals: usize) -> String {
-    v.map_or("-".into(), |v| format!("{v:.decimals$}"))
-}
 
 /// What ran on each target: the timer and its rate, the spin-wait hint,
 /// the atomics variant, as the suites' env records say. The first row is

@@ -8,7 +8,7 @@
 //! where both ran, the CAS's instructions and full barriers per op as
 //! rustc and as GCC compiled it, side by side.
 
-use super::{cell, fmt};
+use super::cells::{cell, fmt};
 use crate::footprint::{executed, Class, Isa};
 use crate::report::table::render as columns;
 use crate::results::{Run, SuiteRun, TargetResult};

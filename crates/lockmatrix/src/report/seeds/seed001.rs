@@ -1,7 +1,7 @@
 //! Seed 001 (Zijlstra, "qspinlock vs ticket"): time spent in lock() +
 //! unlock() per acquisition, threads down, one column per lock.
 
-use super::{cell, fmt};
+use super::cells::{cell, fmt};
 use crate::report::table::render as columns;
 use crate::results::Run;
 use serde_json::Value;

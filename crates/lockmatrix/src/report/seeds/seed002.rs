@@ -2,7 +2,7 @@
 //! for readers and writers at each critical-section load, slowpath counts,
 //! and all-writers vs half-writers.
 
-use super::{cell, fmt};
+use super::cells::{cell, fmt};
 use crate::report::table::render as columns;
 use crate::results::{Run, SuiteRun};
 use serde_json::Value;

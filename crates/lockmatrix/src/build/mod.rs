@@ -5,7 +5,6 @@
 //! a variant's CPU and features apply to the suites and their crates.io
 //! dependencies, not to std.
 
-use crate::config::Target;
 use crate::observe::{Event, Observer};
 use crate::toolchain::Toolchain;
 use std::collections::BTreeMap;
@@ -14,107 +13,13 @@ use std::process::Command;
 use std::time::Instant;
 
 pub mod c;
+mod job;
+mod store;
 
-pub struct Job<'a> {
-    pub target: &'a Target,
-    /// `None` for a target without a Rust backend: only its C suites build.
-    pub toolchain: Option<Toolchain>,
-    pub linker: PathBuf,
-    /// The cache ([`crate::cache::dir`]) its target dir is in.
-    pub cache: PathBuf,
-}
-
-pub struct Built {
-    pub secs: f64,
-    /// Suite name to binary.
-    pub binaries: Result<BTreeMap<String, Binary>, BuildError>,
-    /// [`sources_hash`] of what was built.
-    pub sources: String,
-}
-
-/// A built suite binary, as it runs: a read-only copy in the cache's
-/// content-addressed store ([`store_dir`]), never a file under `results/`.
-#[derive(Debug, Clone)]
-pub struct Binary {
-    pub path: PathBuf,
-    pub sha256: String,
-    /// What built it, when not the target's Rust toolchain: a C suite's
-    /// cross gcc with its flags ([`c`]).
-    pub compiler: Option<crate::toolchain::ToolInfo>,
-}
-
-/// A stored binary that no longer holds what this run built.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Changed {
-    pub path: PathBuf,
-}
-
-impl std::fmt::Display for Changed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: changed since this run built it (sha256 differs): not run",
-            self.path.display()
-        )
-    }
-}
-
-impl std::error::Error for Changed {}
-
-impl Binary {
-    /// Hashes the file again against [`Binary::sha256`], which this
-    /// process took from the bytes it built or checked (a record outside
-    /// the cache: the one run.json keeps), just before it is executed:
-    /// whatever wrote into the store since is never run.
-    pub fn verify(&self) -> Result<(), Changed> {
-        let now = std::fs::read(&self.path).map(|b| crate::file::sha256(&b));
-        match now {
-            Ok(h) if h == self.sha256 => Ok(()),
-            _ => Err(Changed {
-                path: self.path.clone(),
-            }),
-        }
-    }
-}
-
-/// Why a target's suites did not build, as data from the moment it
-/// happens.
-#[derive(Debug, Clone, PartialEq)]
-pub enum BuildError {
-    /// cargo failed: its first error line, and its log.
-    Cargo { error: String, log: PathBuf },
-    /// cargo succeeded but left no binary where it should be.
-    NoBinary { path: PathBuf },
-    /// Something around cargo failed (starting it, the target dir's lock,
-    /// keeping a binary): what, with the path.
-    Around { what: String },
-    /// A C suite's compiler failed: its first error line, and its log.
-    Compiler { error: String, log: PathBuf },
-}
-
-impl BuildError {
-    /// What failed, and the log that says more (a run records both).
-    pub fn error_and_log(&self) -> (String, Option<String>) {
-        match self {
-            BuildError::Cargo { error, log } | BuildError::Compiler { error, log } => {
-                (error.clone(), Some(log.display().to_string()))
-            }
-            BuildError::NoBinary { path } => {
-                (format!("build produced no binary {}", path.display()), None)
-            }
-            BuildError::Around { what } => (what.clone(), None),
-        }
-    }
-}
-
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.error_and_log() {
-            (error, Some(log)) => write!(f, "build failed: {error} (log: {log})"),
-            (error, None) => write!(f, "build failed: {error}"),
-        }
-    }
-}
+pub use job::{Binary, BuildError, Built, Changed, Job, Tree};
+pub(crate) use store::lock_dir;
+pub use store::store_dir;
+use store::{builds_dir, built_before, keep, prune_store};
 
 /// A hash of everything that decides what the suites compile to, from one
 /// checkout: the workspace manifest and lock file, every file under
@@ -218,26 +123,6 @@ fn changed_since_built(job: &Job, out_dir: &Path, suites: &[&str]) -> Vec<PathBu
             (now.as_ref() != Some(want)).then_some(path)
         })
         .collect()
-}
-
-/// An exclusive lock on `dir` (a `lockmatrix.lock` file in it), held
-/// until the file is dropped.
-pub(crate) fn lock_dir(dir: &Path) -> Result<std::fs::File, crate::file::FileError> {
-    use crate::file::FileError;
-    use std::os::fd::AsRawFd;
-    let io = |path: &Path, doing, error| FileError::Io {
-        path: path.to_path_buf(),
-        doing,
-        error,
-    };
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, "cannot create", e))?;
-    let path = dir.join("lockmatrix.lock");
-    let file = std::fs::File::create(&path).map_err(|e| io(&path, "cannot create", e))?;
-    // SAFETY: flock on a file descriptor this function owns.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(io(&path, "cannot lock", std::io::Error::last_os_error()));
-    }
-    Ok(file)
 }
 
 /// One dir per triple, and per variant with its own CPU or features: the
@@ -538,101 +423,6 @@ pub fn command(root: &Path, job: &Job, suites: &[&str], features: &[String]) -> 
     (cmd, target_dir(job).join(triple).join("release"))
 }
 
-/// Where built binaries run from: `<cache>/bin/<sha256>/<suite>`, each a
-/// read-only copy named by its content. A later build never replaces one
-/// (an `--against` run's base binaries stay while the head is built into
-/// the same target dir), and nothing a run directory holds is executed.
-pub fn store_dir(cache: &Path) -> PathBuf {
-    cache.join("bin")
-}
-
-/// How long a stored binary no build has produced is kept: long enough
-/// for any `--against` base or rerun of a recent run.
-const STORE_DAYS: u64 = 14;
-
-/// Removes the stored binaries no build produced for [`STORE_DAYS`].
-fn prune_store(cache: &Path) {
-    let old = std::time::Duration::from_secs(STORE_DAYS * 86_400);
-    for e in std::fs::read_dir(store_dir(cache))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let age = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok());
-        if age.is_some_and(|a| a > old) && e.file_type().is_ok_and(|t| t.is_dir()) {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
-/// Copies `bytes` to `to` through a temporary file and a rename, read-only
-/// and executable: a full disk leaves no partial binary behind, and the
-/// error names the destination.
-fn write_binary(to: &Path, bytes: &[u8]) -> Result<(), BuildError> {
-    use std::os::unix::fs::PermissionsExt;
-    let around = |e: &dyn std::fmt::Display| BuildError::Around {
-        what: format!("keeping the binary as {}: {e}", to.display()),
-    };
-    if let Some(dir) = to.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| around(&e))?;
-    }
-    let tmp = crate::file::stage(to, "").map_err(|e| around(&e))?;
-    let written = std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o555)))
-        .and_then(|()| std::fs::rename(&tmp, to));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(around(&e));
-    }
-    Ok(())
-}
-
-/// Keeps the binary cargo built at `built`: in the store (what runs) and,
-/// as a copy the run keeps for its reproducer commands, at `kept`.
-fn keep(
-    cache: &Path,
-    built: &Path,
-    suite: &str,
-    kept: &Path,
-    observer: &dyn Observer,
-) -> Result<Binary, BuildError> {
-    let bytes = std::fs::read(built).map_err(|e| BuildError::Around {
-        what: format!("reading {}: {e}", built.display()),
-    })?;
-    let sha256 = crate::file::sha256(&bytes);
-    let path = store_dir(cache).join(&sha256).join(suite);
-    // An entry that no longer holds its content is replaced, never run;
-    // it is named, as only a hand (or a failing disk) changes one.
-    match std::fs::read(&path) {
-        Ok(b) if crate::file::sha256(&b) == sha256 => {}
-        found => {
-            if found.is_ok() {
-                observer.event(Event::Warning(&format!(
-                    "{}: changed since it was stored (sha256 differs from its name): replaced",
-                    path.display()
-                )));
-            }
-            let _ = std::fs::remove_file(&path);
-            write_binary(&path, &bytes)?;
-        }
-    }
-    // Used now: kept by [`prune_store`] for another while.
-    if let Ok(dir) = std::fs::File::open(store_dir(cache).join(&sha256)) {
-        let _ = dir.set_modified(std::time::SystemTime::now());
-    }
-    let _ = std::fs::remove_file(kept);
-    write_binary(kept, &bytes)?;
-    Ok(Binary {
-        path,
-        sha256,
-        compiler: None,
-    })
-}
-
 /// What every build from one tree shares ([`TreeBuilder`]).
 struct Request<'a> {
     tree: &'a Tree<'a>,
@@ -776,12 +566,6 @@ fn cargo_build(
     Ok(kept)
 }
 
-/// Where each build's binaries are recorded by [`build_key`]: one file
-/// per key, `suite sha256` lines naming entries of the store.
-fn builds_dir(cache: &Path) -> PathBuf {
-    cache.join("built")
-}
-
 /// Everything that decides what a build produces: the suite sources'
 /// hash, the toolchain's version, and the cargo command with the
 /// environment it sets (toolchain, linker, target, codegen flags and the
@@ -804,79 +588,11 @@ fn build_key(cmd: &Command, sources: &str, job: &Job) -> String {
     crate::file::sha256(all.as_bytes())
 }
 
-/// The binaries a build with this `key` produced before, when the store
-/// still holds every one intact: copied to `kept` as a fresh build's are,
-/// and cargo is not run at all (it would rebuild whenever another tree
-/// was built last in the target dir). `None`: build.
-fn built_before(
-    cache: &Path,
-    key: &str,
-    suites: &[&str],
-    kept: &Path,
-    observer: &dyn Observer,
-) -> Result<Option<BTreeMap<String, Binary>>, BuildError> {
-    let Ok(record) = std::fs::read_to_string(builds_dir(cache).join(key)) else {
-        return Ok(None);
-    };
-    let recorded: BTreeMap<&str, &str> = record.lines().filter_map(|l| l.split_once(' ')).collect();
-    let mut found = Vec::new();
-    for s in suites {
-        let Some(sha256) = recorded.get(s) else {
-            return Ok(None);
-        };
-        let path = store_dir(cache).join(sha256).join(s);
-        match std::fs::read(&path) {
-            Ok(bytes) if crate::file::sha256(&bytes) == *sha256 => found.push((s, bytes, path)),
-            Ok(_) => {
-                // Never run: rebuilt, and the store entry rewritten.
-                observer.event(Event::Warning(&format!(
-                    "{}: changed since it was built (sha256 differs from the build's record): rebuilding",
-                    path.display()
-                )));
-                let _ = std::fs::remove_file(&path);
-                return Ok(None);
-            }
-            // Pruned: build again.
-            Err(_) => return Ok(None),
-        }
-    }
-    let mut binaries = BTreeMap::new();
-    for (s, bytes, path) in found {
-        let to = kept.join(s);
-        let _ = std::fs::remove_file(&to);
-        write_binary(&to, &bytes)?;
-        if let Some(dir) = path.parent() {
-            if let Ok(d) = std::fs::File::open(dir) {
-                let _ = d.set_modified(std::time::SystemTime::now());
-            }
-        }
-        let sha256 = crate::file::sha256(&bytes);
-        binaries.insert(
-            s.to_string(),
-            Binary {
-                path,
-                sha256,
-                compiler: None,
-            },
-        );
-    }
-    Ok(Some(binaries))
-}
-
 /// Builds and emulated runs at once: both cores stay busy through the
 /// single-crate stretches of a std build (core, std) and the links. Two
 /// variants of one triple share a std: the second waits for the first's
 /// (see [`order`]).
 pub const PARALLEL: usize = 2;
-
-/// A tree to build from, and where its build logs and binaries go.
-pub struct Tree<'a> {
-    pub root: &'a Path,
-    /// `build-<target>.log` for each target.
-    pub logs: PathBuf,
-    /// `<target>/<suite>` for each binary.
-    pub bins: PathBuf,
-}
 
 /// One tree's builds: its sources hashed once (every build key names
 /// them), then each job built when the caller asks, from any thread.

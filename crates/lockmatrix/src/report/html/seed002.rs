@@ -2,8 +2,8 @@
 //! average marked, per critical-section load and lock, one panel per
 //! target and side; then the all-writers vs half-writers change.
 
+use super::layout::{caption, grid, table, Locks};
 use super::svg::{esc, Scale, Svg};
-use super::{caption, grid, table, Locks};
 use crate::report::seeds::seed002::{self, Table};
 use crate::results::Run;
 
@@ -59,8 +59,8 @@ pub fn section(run: &Run) -> Option<String> {
             row.push(match l.change() {
                 Some(c) => format!(
                     r#"<span title="all writers {} → half writers {}">{c:+.1}%</span>"#,
-                    super::opt(l.all_writers),
-                    super::opt(l.half_writers)
+                    super::layout::opt(l.all_writers),
+                    super::layout::opt(l.half_writers)
                 ),
                 None => "-".into(),
             });
@@ -82,7 +82,7 @@ fn panel(
     let (left, right, top) = (64.0, 20.0, 6.0);
     let (line, gap) = (6.0, 8.0);
     let group = line * tables.len() as f64 + gap;
-    let width = super::scaling::WIDTH;
+    let width = super::seed001::WIDTH;
     let height = top + group * loads as f64 + 32.0;
     let x = Scale::fit(
         tables
@@ -112,9 +112,9 @@ fn panel(
             let title = format!(
                 "{target} {} {side}, CS load {name}: min {} / avg {} / max {} ops per thread",
                 t.lock,
-                super::opt(min),
-                super::opt(avg),
-                super::opt(max)
+                super::layout::opt(min),
+                super::layout::opt(avg),
+                super::layout::opt(max)
             );
             if let (Some(lo), Some(hi)) = (min, max) {
                 // Caps at both ends keep a range visible when min = max.

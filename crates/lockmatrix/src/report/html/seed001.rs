@@ -2,8 +2,8 @@
 //! count, one line per lock, one panel per target (each with its own log
 //! axis: a QEMU target's times are the emulator's, in another range).
 
+use super::layout::{caption, grid, Locks};
 use super::svg::{num, Scale, Svg};
-use super::{caption, grid, Locks};
 use crate::report::seeds::seed001;
 use crate::results::Run;
 

@@ -1,8 +1,8 @@
 //! Seed 003: S1 and S2 total time per lock, mean ± standard deviation over
 //! the runs, with the % improvement against the ticket lock beside each bar.
 
+use super::layout::{caption, grid, Locks};
 use super::svg::{Scale, Svg};
-use super::{caption, grid, Locks};
 use crate::report::seeds::seed003::{self, REFERENCE, SCENARIOS};
 use crate::results::Run;
 
@@ -24,9 +24,9 @@ pub fn section(run: &Run) -> Option<String> {
     for (bench, title) in SCENARIOS {
         let mut panels = Vec::new();
         for t in tables.iter().filter(|t| t.bench == bench) {
-            let left = super::label_margin(t.rows.iter().map(|r| r.lock.as_str()));
+            let left = super::layout::label_margin(t.rows.iter().map(|r| r.lock.as_str()));
             let (right, top, row) = (58.0, 8.0, 16.0);
-            let width = super::scaling::WIDTH;
+            let width = super::seed001::WIDTH;
             let height = top + row * t.rows.len() as f64 + 34.0;
             let Some(x) = Scale::fit(
                 t.rows.iter().map(|r| r.mean_ms + r.std_ms),
