@@ -5,10 +5,10 @@
 //! section, so that writers wait for readers and readers for writers (the
 //! slow paths); Miri reports a race on the counter when an unlock does not
 //! happen-before the next conflicting lock. The clients were chosen against
-//! published bugs (`docs/ordering.md`, "Miri"): parking_lot 0.11.0's
-//! RwLock raced only where a writer waits for readers to leave, on 10 of
-//! 32 seeds where that happened by chance and 31 of 32 where the writer
-//! asks for the lock only while a reader holds it (`meeting`).
+//! published bugs (`docs/ordering.md`, "Miri"): parking_lot's RwLock bugs
+//! of 0.11.0 and 0.12.0 are in the writer's wait for readers to leave,
+//! which readers and a writer meeting by chance reached on 2-11 of 32 seeds
+//! (0.11.0) and which [`meeting`] makes every acquisition go through.
 
 use crate::locks::{self, RawRwLock};
 use harness::miri::{Client, Plain, PREEMPTION_RATE};
@@ -30,14 +30,14 @@ pub const CLIENTS: &[Client] = &[
         preemption_rate: PREEMPTION_RATE,
     },
     Client {
-        name: "a writer waits for 2 readers x 5",
-        covers: "the writer asks for the lock only while a reader holds it: its wait for the readers to leave is ordered after their sections",
-        seeds: 8,
+        name: "a writer waits for a reader x 10",
+        covers: "the writer asks for the lock only while the reader holds it, longer each time: its wait for the reader to leave (spinning, then parked) is ordered after the reader's section",
+        seeds: 16,
         preemption_rate: PREEMPTION_RATE,
     },
     Client {
-        name: "2 readers wait for a writer x 5",
-        covers: "readers ask for the lock only while the writer holds it: their wait for it to leave is ordered after its section",
+        name: "2 readers wait for a writer x 10",
+        covers: "readers ask for the lock only while the writer holds it, longer each time: their wait for it to leave (spinning, then parked) is ordered after its section",
         seeds: 8,
         preemption_rate: PREEMPTION_RATE,
     },
@@ -92,8 +92,8 @@ fn run<L: RawRwLock>(client: &str) -> Option<()> {
     match client {
         "2 writers x 10" => writers::<L>(2, 10),
         "2 readers + 1 writer x 5" => readers_and_writer::<L>(2, 5),
-        "a writer waits for 2 readers x 5" => meeting::<L>(Waits::Writer, 2, 5),
-        "2 readers wait for a writer x 5" => meeting::<L>(Waits::Readers, 2, 5),
+        "a writer waits for a reader x 10" => meeting::<L>(Waits::Writer, 1, 10),
+        "2 readers wait for a writer x 10" => meeting::<L>(Waits::Readers, 2, 10),
         "try_lock x lock" => try_against_lock::<L>(6),
         _ => return None,
     }
@@ -153,13 +153,24 @@ enum Waits {
     Readers,
 }
 
-/// One writer adds one and `readers` readers read twice, `iterations` times
-/// each, as in [`readers_and_writer`], but the side that `waits` asks for
-/// the lock only once the other side holds it (or is done), so that every
-/// acquisition goes through the wait for the other side to leave: the path
-/// a lock orders with its slow-path loads, where chance alone met it on a
-/// third of the seeds. Who holds the lock is told through `Relaxed`
-/// atomics, which order nothing: the lock alone must.
+/// Yields `1 + 4 * i` times more in the `i`th critical section of the side
+/// waited for: a waiter that spins a while and then parks (parking_lot's
+/// RwLock) sees the holder leave early in its spin, late in it, and after
+/// it parked, whatever the length of its spin.
+fn linger(i: u64) {
+    for _ in 0..1 + 4 * i {
+        std::thread::yield_now();
+    }
+}
+
+/// One writer adds one and `readers` readers read, `iterations` times each,
+/// as in [`readers_and_writer`], but the side that `waits` asks for the
+/// lock only once the other side holds it (or is done), and the other side
+/// holds it longer each time ([`linger`]): every acquisition goes through
+/// the wait for the other side to leave, the path a lock orders with its
+/// slow-path loads, which chance alone met on a few seeds in 32. Who holds
+/// the lock is told through `Relaxed` atomics, which order nothing: the
+/// lock alone must.
 fn meeting<L: RawRwLock>(waits: Waits, readers: u64, iterations: u64) {
     let (lock, data) = (L::new(), Plain::new());
     // Holders inside the lock, per side; threads of a side that finished.
@@ -172,7 +183,7 @@ fn meeting<L: RawRwLock>(waits: Waits, readers: u64, iterations: u64) {
     };
     std::thread::scope(|s| {
         s.spawn(|| {
-            for _ in 0..iterations {
+            for i in 0..iterations {
                 if waits == Waits::Writer {
                     wait_for(&readers_in, &readers_done, readers);
                 }
@@ -180,6 +191,9 @@ fn meeting<L: RawRwLock>(waits: Waits, readers: u64, iterations: u64) {
                 writer_in.fetch_add(1, Relaxed);
                 // SAFETY: we hold the lock exclusively.
                 unsafe { data.bump() };
+                if waits == Waits::Readers {
+                    linger(i);
+                }
                 writer_in.fetch_sub(1, Relaxed);
                 lock.write_unlock();
             }
@@ -187,7 +201,7 @@ fn meeting<L: RawRwLock>(waits: Waits, readers: u64, iterations: u64) {
         });
         for _ in 0..readers {
             s.spawn(|| {
-                for _ in 0..iterations {
+                for i in 0..iterations {
                     if waits == Waits::Readers {
                         wait_for(&writer_in, &writer_done, 1);
                     }
@@ -195,9 +209,14 @@ fn meeting<L: RawRwLock>(waits: Waits, readers: u64, iterations: u64) {
                     readers_in.fetch_add(1, Relaxed);
                     // SAFETY: we hold the lock shared.
                     let (a, b) = unsafe { data.read_twice() };
+                    if waits == Waits::Writer {
+                        linger(i);
+                    }
+                    // SAFETY: as above.
+                    let (c, _) = unsafe { data.read_twice() };
                     readers_in.fetch_sub(1, Relaxed);
                     lock.read_unlock();
-                    assert_eq!(a, b, "a writer ran inside a read lock");
+                    assert!(a == b && b == c, "a writer ran inside a read lock");
                 }
                 readers_done.fetch_add(1, Relaxed);
             });
