@@ -239,7 +239,7 @@ pub struct MatrixArgs {
     /// Cargo features for the suites (e.g. spinlock/broken-lock, for tests)
     #[arg(long, value_delimiter = ',')]
     pub features: Vec<String>,
-    /// Do not install missing Debian packages
+    /// Do not install missing Debian packages, nor Miri with rustup
     #[arg(long)]
     pub no_install: bool,
     /// Build every target with this toolchain only: `debian` (Debian's

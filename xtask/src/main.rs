@@ -11,6 +11,7 @@
 mod show;
 mod commands;
 mod flags;
+mod miri_setup;
 mod packages;
 mod progress;
 

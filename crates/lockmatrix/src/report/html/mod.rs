@@ -190,4 +190,95 @@ mod tests {
         assert!(!section.contains("<here>") && !section.contains("<w8>"));
         assert!(balanced(section, "table"));
     }
+
+    /// A run's Miri check of `(lock, failing seeds, not checked)`, the
+    /// strings a stranger's run could carry markup in.
+    fn miri_run(locks: &[(&str, &[u32], Option<&str>)]) -> crate::results::MiriRun {
+        let results = locks
+            .iter()
+            .map(|&(lock, failing, not_checked)| crate::miri::MiriResult {
+                suite: "rwsem".into(),
+                lock: lock.into(),
+                krate: "parking_lot".into(),
+                client: "a writer \"waits\" <b>".into(),
+                covers: "exclusion".into(),
+                seeds: 8,
+                preemption_rate: 0.01,
+                failing_seeds: failing.to_vec(),
+                first: failing.first().map(|&seed| crate::miri::Failure {
+                    seed,
+                    error: "error: Data race <img src=x>".into(),
+                    at: Some("src/lib.rs:3:1 & <here>".into()),
+                }),
+                not_checked: not_checked.map(str::to_string),
+                secs: 1.5,
+                cached: false,
+            })
+            .collect();
+        crate::results::MiriRun {
+            results,
+            not_checked: None,
+            toolchain: Some("miri 0.1.0 <nightly>".into()),
+            setup_secs: Some(0.5),
+            build_secs: Some(9.0),
+            secs: 12.0,
+        }
+    }
+
+    fn ordering_section(html: &str) -> &str {
+        html.split("<section id=\"ordering\">")
+            .nth(1)
+            .unwrap()
+            .split("</section>")
+            .next()
+            .unwrap()
+    }
+
+    /// The Miri rows beside the loom rows: one per lock, a race with its
+    /// client, seed, error and flags, a lock out of time NOT CHECKED, the
+    /// gate's verdict against the base, and every string escaped.
+    #[test]
+    fn the_ordering_section_shows_miri_rows_escaped_with_the_gates_verdict() {
+        let mut run = sample_run();
+        run.miri = Some(miri_run(&[
+            ("parking_lot.RawRwLock", &[3, 5], None),
+            ("std_rwlock", &[], Some("timed out <60 s>")),
+            ("spin_rwlock", &[], None),
+        ]));
+        let html = render(&run, None);
+        let section = ordering_section(&html);
+        assert!(
+            section.contains("<h3>Miri (the Rust memory model"),
+            "{section}"
+        );
+        assert!(section.contains(
+            "<tr><td>parking_lot.RawRwLock</td><td>rwsem</td><td>parking_lot</td><td>1</td><td>8</td><td>2</td><td>1.5 s</td><td><span class=\"more\">RACE</span> client \"a writer &quot;waits&quot; &lt;b&gt;\", seed 3: error: Data race &lt;img src=x&gt; at src/lib.rs:3:1 &amp; &lt;here&gt;<br><code>MIRIFLAGS=\"-Zmiri-many-seeds=0..8 -Zmiri-many-seeds-keep-going -Zmiri-preemption-rate=0.01 -Zmiri-ignore-leaks\"</code></td></tr>"
+        ), "{section}");
+        assert!(section.contains(
+            "<span class=\"more\">NOT CHECKED</span> client &quot;a writer &quot;waits&quot; &lt;b&gt;&quot;: timed out &lt;60 s&gt;"
+        ), "{section}");
+        assert!(section.contains("<td>spin_rwlock</td>") && section.contains("<td>clean</td>"));
+        assert!(section.contains("miri 0.1.0 &lt;nightly&gt;"));
+        for raw in ["<b>", "<img", "<here>", "<60 s>", "<nightly>"] {
+            assert!(!section.contains(raw), "{raw} unescaped");
+        }
+        assert!(balanced(section, "table"));
+
+        // Against a base that raced on the same lock: present in the base too.
+        let mut base = sample_run();
+        base.miri = Some(miri_run(&[("parking_lot.RawRwLock", &[1], None)]));
+        let g = evaluate(&run, &Reference::Base(&base), &GateOptions::default()).unwrap();
+        let html = render(&run, Some(&g));
+        assert!(ordering_section(&html)
+            .contains("<span class=\"more\">RACE (present in the base too)</span>"));
+
+        // Nothing checked: said, with why.
+        let mut none = miri_run(&[]);
+        none.not_checked = Some(format!("no Miri: `{}`", crate::miri::INSTALL));
+        run.miri = Some(none);
+        let html = render(&run, None);
+        assert!(ordering_section(&html).contains(
+            "<p class=\"fail\">NOT CHECKED: no Miri: `rustup component add miri rust-src --toolchain nightly`</p>"
+        ));
+    }
 }

@@ -1,10 +1,13 @@
-//! Memory ordering: the loom model check of the run's locks, and every
-//! lock operation's ordering footprint per target (the terminal's
-//! `full barriers/one-way/atomic RMW` table, each cell titled with the
+//! Memory ordering: the loom model check of the run's locks, the Miri
+//! check of the locks loom cannot see (one row per lock, as the terminal's
+//! table, with the gate's verdict against a base), and every lock
+//! operation's ordering footprint per target (the terminal's `full
+//! barriers/one-way/atomic RMW` table, each cell titled with the
 //! instructions, those the gate found changed highlighted).
 
 use super::svg::esc;
 use crate::gate::evaluate::GateReport;
+use crate::gate::miri::MiriGate;
 use crate::gate::ordering::View;
 use crate::results::Run;
 use std::collections::BTreeSet;
@@ -12,13 +15,15 @@ use std::fmt::Write;
 
 pub fn section(run: &Run, gate: Option<&GateReport>) -> Option<String> {
     let models = models(run);
+    let miri = miri(run, gate);
     let footprints = footprints(run, gate);
-    if models.is_none() && footprints.is_none() {
+    if models.is_none() && miri.is_none() && footprints.is_none() {
         return None;
     }
     Some(format!(
-        "<p>Under QEMU on an x86 host a weakly ordered guest runs in the host's strong order, so a lost barrier never fails a check there: it only lowers the count. These two checks see it: loom's model of each lock written here under the C11 memory model, and each operation's ordering instructions on every target, compared exactly by the gate.</p>{}{}",
+        "<p>Under QEMU on an x86 host a weakly ordered guest runs in the host's strong order, so a lost barrier never fails a check there: it only lowers the count. These checks see it: loom's model of each lock written here under the C11 memory model, Miri on the locks loom cannot see (other crates' and std's) under the Rust memory model, and each operation's ordering instructions on every target, compared exactly by the gate.</p>{}{}{}",
         models.unwrap_or_default(),
+        miri.unwrap_or_default(),
         footprints.unwrap_or_default()
     ))
 }
@@ -62,6 +67,73 @@ fn models(run: &Run) -> Option<String> {
         }
         out.push_str("</ul>");
     }
+    Some(out)
+}
+
+/// One row per lock Miri checked: its clients, seeds, races, time and
+/// verdict (against the base, when the gate compared with one), the first
+/// race with the flags that reproduce it, or why it was not checked.
+fn miri(run: &Run, gate: Option<&GateReport>) -> Option<String> {
+    let m = run.miri.as_ref()?;
+    let mut out = String::from("<h3>Miri (the Rust memory model, the locks loom cannot see)</h3>");
+    if let Some(why) = &m.not_checked {
+        let _ = write!(out, "<p class=\"fail\">NOT CHECKED: {}</p>", esc(why));
+        return Some(out);
+    }
+    let view = match gate {
+        Some(g) if g.miri.ran => g.miri.clone(),
+        _ => MiriGate::of(Some(m), None),
+    };
+    let setup = match (m.setup_secs, m.build_secs) {
+        (Some(s), Some(b)) => format!(", setup {s:.1} s, build {b:.1} s"),
+        _ => String::new(),
+    };
+    let _ = write!(
+        out,
+        "<p>Each lock's clients run unmodified under Miri ({}) on fixed seeds; a race on any seed fails the gate. {:.1} s in all{setup}.</p>",
+        esc(m.toolchain.as_deref().unwrap_or("toolchain not recorded")),
+        m.secs
+    );
+    out.push_str("<table class=\"compact\"><tr><th>lock</th><th>suite</th><th>crate</th><th>clients</th><th>seeds</th><th>races</th><th>time</th><th>result</th></tr>");
+    for l in &view.locks {
+        let verdict = l.verdict();
+        let result = match &l.race {
+            Some(r) => format!(
+                "<span class=\"more\">{}</span> client \"{}\", seed {}: {}{}<br><code>MIRIFLAGS=\"{}\"</code>",
+                esc(verdict),
+                esc(&r.client),
+                r.seed,
+                esc(&r.error),
+                r.at
+                    .as_deref()
+                    .map(|a| format!(" at {}", esc(a)))
+                    .unwrap_or_default(),
+                esc(&r.miriflags)
+            ),
+            None if !l.not_checked.is_empty() => format!(
+                "<span class=\"more\">{}</span> {}",
+                esc(verdict),
+                esc(&l.not_checked.join("; "))
+            ),
+            None => format!(
+                "{}{}",
+                esc(verdict),
+                if l.cached { " (cached)" } else { "" }
+            ),
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} s</td><td>{result}</td></tr>",
+            esc(&l.lock),
+            esc(&l.suite),
+            esc(&l.krate),
+            l.clients,
+            l.seeds,
+            l.races,
+            l.secs
+        );
+    }
+    out.push_str("</table>");
     Some(out)
 }
 
