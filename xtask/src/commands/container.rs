@@ -197,7 +197,7 @@ fn mounts(root: &Path, args: &MatrixArgs) -> Result<Vec<PathBuf>> {
 pub fn ready_image(root: &Path, config: &Config) -> Result<(Engine, String)> {
     let cache = lockmatrix::cache::check()?.join("container");
     std::fs::create_dir_all(&cache).map_err(|e| anyhow::anyhow!("{}: {e}", cache.display()))?;
-    container::check_space(&cache, image::CACHE_GIB, "the container's builds")?;
+    container::setup::check_space(&cache, image::CACHE_GIB, "the container's builds")?;
     let mut engine = Engine::find()?;
     let inputs = image::Inputs::new(root, all_packages(config))?;
     let say = |notes: Vec<String>| {
@@ -212,7 +212,7 @@ pub fn ready_image(root: &Path, config: &Config) -> Result<(Engine, String)> {
         }
         None => {
             if let Some(dir) = engine.storage() {
-                container::check_space(&dir, image::BUILD_GIB, "building the image")?;
+                container::setup::check_space(&dir, image::BUILD_GIB, "building the image")?;
             }
             let base = match image::find_base(&engine) {
                 image::Base::Ready(base, note) => {

@@ -1,34 +1,11 @@
 //! Which container engine runs the image (Podman, else Docker), whether it
 //! answers, and the sandbox settings its `run` and `build` need here.
 
-use super::SetupError;
+use super::setup::SetupError;
+pub use super::{Kind, ENGINE_VARIABLE};
 use crate::toolchain::{command_version, which};
 use std::path::PathBuf;
 use std::process::Command;
-
-/// The engines, in the order they are tried: Podman needs no daemon.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Podman,
-    Docker,
-}
-
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Podman => "podman",
-            Kind::Docker => "docker",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Kind> {
-        match name {
-            "podman" => Some(Kind::Podman),
-            "docker" => Some(Kind::Docker),
-            _ => None,
-        }
-    }
-}
 
 /// An engine that answered `info`.
 #[derive(Debug, Clone)]
@@ -46,10 +23,6 @@ pub struct Engine {
     /// matrix (as process 1 it would ignore it).
     pub init: bool,
 }
-
-/// `LOCKMATRIX_ENGINE` names the engine to use (`podman` or `docker`);
-/// unset, Podman is tried first, then Docker.
-pub const ENGINE_VARIABLE: &str = "LOCKMATRIX_ENGINE";
 
 impl Engine {
     /// The first engine on PATH that answers `info`; when none does, why

@@ -4,21 +4,17 @@
 //! where a registry gives it, else from a base made with `debootstrap`.
 
 use super::engine::Engine;
-use super::SetupError;
+use super::setup::{check_space, SetupError};
+pub use super::{REGISTRY_BASE, RUST_VARIABLE};
 use crate::toolchain::{self, which};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-pub const REGISTRY_BASE: &str = "docker.io/library/debian:12";
 /// The base made here with debootstrap when no registry answers.
 pub const LOCAL_BASE: &str = "localhost/lockmatrix-base:bookworm";
 /// Where Debian's packages come from, for debootstrap and the base's
 /// sources (those of the debian:12 image: main, updates, security).
 pub const MIRROR: &str = "http://deb.debian.org/debian";
-/// The rustc-web release the image pins, e.g. `1.96` [default: the
-/// workspace's `rust-version`, bookworm main's release, which the
-/// committed baselines were counted with].
-pub const RUST_VARIABLE: &str = "LOCKMATRIX_IMAGE_RUST";
 pub const CONTAINERFILE: &str = "containers/Containerfile";
 const HELPER: &str = "containers/plugin-rust.sh";
 /// Free space an image build needs where the engine keeps images
@@ -333,7 +329,7 @@ pub fn build(
     cache: &Path,
 ) -> Result<String, SetupError> {
     if let Some(dir) = engine.storage() {
-        super::check_space(&dir, BUILD_GIB, "building the image")?;
+        check_space(&dir, BUILD_GIB, "building the image")?;
     }
     let tag = inputs.tag(base);
     let log = build_log(cache, &tag);

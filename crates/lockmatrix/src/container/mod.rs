@@ -7,13 +7,22 @@
 //!
 //! [`engine`] finds Podman or Docker and the sandbox options it needs;
 //! [`image`] builds the image once per machine, keyed by its inputs;
-//! [`invoke`] is the `run` command line of the matrix inside.
+//! [`invoke`] is the `run` command line of the matrix inside; [`setup`]
+//! says why it cannot start, with the fix.
 
 pub mod engine;
 pub mod image;
 pub mod invoke;
+pub mod setup;
 
-use std::path::PathBuf;
+/// `LOCKMATRIX_ENGINE` names the engine to use (`podman` or `docker`);
+/// unset, Podman is tried first, then Docker.
+pub const ENGINE_VARIABLE: &str = "LOCKMATRIX_ENGINE";
+pub const REGISTRY_BASE: &str = "docker.io/library/debian:12";
+/// The rustc-web release the image pins, e.g. `1.96` [default: the
+/// workspace's `rust-version`, bookworm main's release, which the
+/// committed baselines were counted with].
+pub const RUST_VARIABLE: &str = "LOCKMATRIX_IMAGE_RUST";
 
 /// Where `matrix` builds and runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,197 +36,60 @@ pub enum Backend {
 }
 
 impl std::str::FromStr for Backend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Backend, String> {
+    type Err = UnknownBackend;
+    fn from_str(s: &str) -> Result<Backend, UnknownBackend> {
         match s {
             "auto" => Ok(Backend::Auto),
             "apt" | "host" => Ok(Backend::Apt),
             "container" | "cross" => Ok(Backend::Container),
-            _ => Err(format!(
-                "unknown backend {s:?}: auto, apt (this host), container (or cross)"
-            )),
+            _ => Err(UnknownBackend(s.to_string())),
         }
     }
 }
 
-/// Why the container backend cannot start, each with the exact fix. All
-/// are found before anything is built.
-#[derive(Debug)]
-pub enum SetupError {
-    /// Neither Podman nor Docker is on PATH (`only`: the one asked for).
-    NoEngine {
-        only: Option<&'static str>,
-    },
-    /// `LOCKMATRIX_ENGINE` names something else.
-    UnknownEngine {
-        name: String,
-    },
-    /// A Docker client whose daemon does not answer.
-    NoDaemon {
-        program: PathBuf,
-        detail: String,
-    },
-    /// The engine refused this user.
-    Permission {
-        kind: engine::Kind,
-        detail: String,
-    },
-    /// Podman on macOS or Windows without a running `podman machine`.
-    NoMachine {
-        detail: String,
-    },
-    /// The engine cannot run a container, for a reason not known here.
-    CannotRun {
-        engine: &'static str,
-        detail: String,
-    },
-    /// Too little free space where the image or the builds go.
-    NoSpace {
-        dir: PathBuf,
-        free_gib: f64,
-        need_gib: f64,
-        what: &'static str,
-    },
-    /// No registry gives debian:12 and the base cannot be made here.
-    NoBase {
-        why: String,
-        commands: Vec<String>,
-    },
-    /// The image build failed: the command and its log.
-    Build {
-        command: String,
-        log: PathBuf,
-        tail: String,
-    },
-    /// The image's compiler is not the one it was asked to pin.
-    Pin {
-        want: String,
-        got: String,
-    },
-    /// The repository's Containerfile or its helper cannot be read.
-    Inputs {
-        path: PathBuf,
-        why: String,
-    },
-    Cache(crate::cache::CacheError),
-}
+/// A `--backend` that is none of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownBackend(pub String);
 
-impl std::fmt::Display for SetupError {
+impl std::fmt::Display for UnknownBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use SetupError::*;
+        write!(
+            f,
+            "unknown backend {:?}: auto, apt (this host), container (or cross)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownBackend {}
+
+/// The container engines lockmatrix drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Podman,
+    Docker,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
         match self {
-            NoEngine { only: Some(name) } => write!(
-                f,
-                "no container engine: {name} ({}) is not on PATH; install it, or unset {} to use whichever of podman and docker is installed",
-                engine::ENGINE_VARIABLE,
-                engine::ENGINE_VARIABLE
-            ),
-            NoEngine { only: None } => f.write_str(
-                "no container engine: neither podman nor docker is on PATH; install Podman (Fedora: `sudo dnf install podman`; Debian/Ubuntu: `sudo apt-get install podman`; Arch: `sudo pacman -S podman`; macOS: `brew install podman && podman machine init && podman machine start`), or run on Debian/Ubuntu as root with --backend apt",
-            ),
-            UnknownEngine { name } => write!(
-                f,
-                "{}={name:?}: not an engine lockmatrix drives; set it to podman or docker",
-                engine::ENGINE_VARIABLE
-            ),
-            NoDaemon { program, detail } => write!(
-                f,
-                "{} is a client whose daemon does not answer ({detail}); start the daemon: `sudo systemctl start docker`, or install Podman, which needs none: `sudo apt-get install podman` / `sudo dnf install podman`",
-                program.display()
-            ),
-            Permission {
-                kind: engine::Kind::Docker,
-                detail,
-            } => write!(
-                f,
-                "docker refused this user ({detail}); add yourself to its group and log in again: `sudo usermod -aG docker $USER`, or use rootless Podman: {}=podman",
-                engine::ENGINE_VARIABLE
-            ),
-            Permission {
-                kind: engine::Kind::Podman,
-                detail,
-            } => write!(
-                f,
-                "podman refused this user ({detail}); give it subordinate ids and migrate: `sudo usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $USER && podman system migrate`"
-            ),
-            NoMachine { detail } => write!(
-                f,
-                "podman has no running machine ({detail}); start one: `podman machine init && podman machine start`"
-            ),
-            CannotRun { engine, detail } => write!(
-                f,
-                "{engine} cannot run a container here: {detail}; check with `{engine} run --rm {} true` (docs/containers.md lists the sandbox settings that fixed it elsewhere)",
-                image::REGISTRY_BASE
-            ),
-            NoSpace {
-                dir,
-                free_gib,
-                need_gib,
-                what,
-            } => write!(
-                f,
-                "{}: {free_gib:.1} GiB free, {what} needs about {need_gib:.0} GiB; free space there (`podman system prune` / `docker system prune` remove unused images)",
-                dir.display()
-            ),
-            NoBase { why, commands } => write!(
-                f,
-                "no base image: {why}; make it with:\n  {}",
-                commands.join("\n  ")
-            ),
-            Build { command, log, tail } => write!(
-                f,
-                "building the image failed; its log is {} and ends:\n{tail}\nrun it again to see it whole:\n  {command}",
-                log.display()
-            ),
-            Pin { want, got } => write!(
-                f,
-                "the image was to carry rustc-web {want} but has {got}; set {}={} (what Debian served) or remove the image to rebuild it",
-                image::RUST_VARIABLE,
-                crate::toolchain::Version::parse(got).map_or("?".into(), |v| format!("{}.{}", v.0, v.1))
-            ),
-            Inputs { path, why } => write!(f, "{}: {why}", path.display()),
-            Cache(e) => e.fmt(f),
+            Kind::Podman => "podman",
+            Kind::Docker => "docker",
         }
     }
-}
 
-impl std::error::Error for SetupError {}
-
-impl From<crate::cache::CacheError> for SetupError {
-    fn from(e: crate::cache::CacheError) -> SetupError {
-        SetupError::Cache(e)
-    }
-}
-
-/// Free space under `dir` in GiB, when it can be read.
-pub fn free_gib(dir: &std::path::Path) -> Option<f64> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs fills one struct we own from a NUL-terminated path.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::statvfs(path.as_ptr(), &mut st) } == 0;
-    ok.then(|| st.f_bavail as f64 * st.f_frsize as f64 / (1u64 << 30) as f64)
-}
-
-/// `dir` has at least `need_gib` free, or the error that says so.
-pub fn check_space(
-    dir: &std::path::Path,
-    need_gib: f64,
-    what: &'static str,
-) -> Result<(), SetupError> {
-    match free_gib(dir) {
-        Some(free) if free < need_gib => Err(SetupError::NoSpace {
-            dir: dir.to_path_buf(),
-            free_gib: free,
-            need_gib,
-            what,
-        }),
-        _ => Ok(()),
+    pub(crate) fn from_name(name: &str) -> Option<Kind> {
+        match name {
+            "podman" => Some(Kind::Podman),
+            "docker" => Some(Kind::Docker),
+            _ => None,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::setup::{check_space, free_gib, SetupError};
     use super::*;
 
     #[test]
@@ -225,7 +97,7 @@ mod tests {
         assert_eq!("cross".parse(), Ok(Backend::Container));
         assert_eq!("container".parse(), Ok(Backend::Container));
         assert_eq!("apt".parse(), Ok(Backend::Apt));
-        let e = "docker".parse::<Backend>().unwrap_err();
+        let e = "docker".parse::<Backend>().unwrap_err().to_string();
         assert!(e.contains("auto, apt"), "{e}");
     }
 

@@ -12,7 +12,8 @@
 //! again. Miri is deterministic for a seed: a result, raced or clean,
 //! holds for as long as its key.
 
-use super::{MiriError, MiriResult};
+use super::error::MiriError;
+use super::record::MiriResult;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! Miri (`suites/harness/src/miri.rs` prints them) and, per lock and
 //! client, what Miri said on its seeds (read from its stderr).
 
-use super::MiriError;
+use super::error::MiriError;
 use crate::name::Name;
 use serde::{Deserialize, Serialize};
 

@@ -8,9 +8,9 @@
 //! tree's packages are its own to cargo); one process at a time builds and
 //! runs there.
 
+use super::error::MiriError;
 use super::record::{self, Listed, Seeds};
 use super::toolchain::Miri;
-use super::MiriError;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
