@@ -1,7 +1,11 @@
 //! The cells a validation resamples: the timing samples of a suite run,
 //! and the gating cells of a head run (each can be slowed by a factor).
 
-use super::*;
+use crate::cells::canonical_case;
+use crate::gate::evaluate::{CellReport, GateReport, Verdict};
+use crate::name::Name;
+use crate::protocol::Better;
+use crate::results::Run;
 
 pub(super) fn is_count(x: &crate::protocol::Sample) -> bool {
     x.kind().exact()

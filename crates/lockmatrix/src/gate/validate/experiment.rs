@@ -3,7 +3,12 @@
 
 use super::cells::{is_count, suite_mut, suite_of, timing};
 use super::tally::Tally;
-use super::*;
+use super::measure::*;
+use super::rng::SplitMix64;
+use crate::name::Name;
+use crate::results::{Run, Status};
+use anyhow::{bail, Result};
+use std::collections::BTreeMap;
 
 /// Resampling: A/A draws of `opts.rounds` pairs from the recordings, and
 /// the same draws with one cell slowed by each of [`SLOWDOWNS`].

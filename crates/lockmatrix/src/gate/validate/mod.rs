@@ -27,251 +27,29 @@
 
 mod cells;
 mod experiment;
+mod measure;
 mod order;
 mod render;
 mod rng;
 mod tally;
 
 pub use experiment::{end_to_end, resample};
-pub use order::OrderEffect;
+pub use measure::{
+    summary, CellPower, Detection, Method, Spread, ValidateOptions, Validation, GOAL_MAX_RATE,
+    GOAL_MIN_EVALUATIONS, GOAL_POWER, MAX_EVALUATIONS, SLOWDOWNS,
+};
+pub use measure::{OrderEffect, Recording};
 pub use render::report_json;
+#[cfg(test)]
 pub(crate) use rng::SplitMix64;
-
-use super::evaluate::{evaluate, CellReport, GateReport, Reference, Verdict};
-use super::render::cell_name;
-use super::GateOptions;
-use crate::cells::canonical_case;
-use crate::name::Name;
-use crate::protocol::Better;
-use crate::results::{Run, Status};
-use anyhow::{bail, Context, Result};
-use serde::Serialize;
-use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
-
-/// The injected slowdowns whose detection rate is the power.
-pub const SLOWDOWNS: [f64; 3] = [0.05, 0.10, 0.20];
-/// The goal: a family-wise false-alarm rate of at most 5% ...
-pub const GOAL_MAX_RATE: f64 = 0.05;
-/// ... measured over at least 100 A/A evaluations ...
-pub const GOAL_MIN_EVALUATIONS: usize = 100;
-/// ... and power of at least 0.8 for a 10% slowdown of any one cell.
-pub const GOAL_POWER: (f64, f64) = (0.10, 0.8);
-
-/// A recording as the validation reads it, and nothing else: each suite's
-/// timing-family values (as the suites declared them when it was made)
-/// and its failed checks, without its other cells, footprints or raw output, so
-/// ten recordings fit in a repository and `--from` re-runs the analysis on
-/// them with the same result.
-pub fn summary(run: &Run) -> Run {
-    let mut run = run.clone();
-    for t in &mut run.targets {
-        t.binaries.clear();
-        for s in &mut t.suites {
-            s.samples.retain(|x| x.gating);
-            // A passing check changes no verdict; a suite's 1,186 of them
-            // with their details were most of a summary's size.
-            s.checks.retain(|c| !c.ok);
-            s.executed.clear();
-            s.static_footprint.clear();
-            s.probes = None;
-            s.bad_lines.clear();
-            s.stderr_tail.clear();
-            // Its raw output is not kept with it.
-            s.stdout_sha256 = None;
-        }
-    }
-    run
-}
-
-/// How many evaluations of how many rounds, with which seed, of which gate.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ValidateOptions {
-    /// Resampling: A/A draws (each also gives one power evaluation per
-    /// slowdown). End to end: power evaluations per slowdown (the A/A
-    /// evaluations are the recordings).
-    pub evaluations: usize,
-    /// Pairs per side in each resampled evaluation: the rounds a pull
-    /// request's job runs.
-    pub rounds: usize,
-    pub seed: u64,
-    pub gate: GateOptions,
-}
-
-impl Default for ValidateOptions {
-    fn default() -> Self {
-        ValidateOptions {
-            evaluations: 100,
-            rounds: crate::policy::AB_ROUNDS.0 as usize,
-            seed: 1,
-            gate: GateOptions::default(),
-        }
-    }
-}
-
-impl ValidateOptions {
-    /// Checks the ranges, as an exit-status-2 error naming the bad option.
-    pub fn check(&self) -> Result<()> {
-        if self.evaluations > MAX_EVALUATIONS {
-            anyhow::bail!(
-                "--evaluations is {}: expected at most {MAX_EVALUATIONS} (about 900 take 46 s here; more states no rate any better than the recordings allow)",
-                self.evaluations
-            );
-        }
-        if self.rounds > MAX_EVALUATIONS {
-            anyhow::bail!(
-                "--pairs is {}: expected at most {MAX_EVALUATIONS}",
-                self.rounds
-            );
-        }
-        if self.evaluations == 0 {
-            anyhow::bail!(
-                "--evaluations is 0: expected at least 1 \
-                 ({GOAL_MIN_EVALUATIONS} or more to state the false-alarm rate)"
-            );
-        }
-        if self.rounds < 2 {
-            anyhow::bail!("--pairs is {}: expected at least 2", self.rounds);
-        }
-        self.gate.check()
-    }
-}
-
-/// The most `--evaluations` (and `--pairs`) a validation takes: minutes of
-/// work already, where a typo of a few zeros would run for hours.
-pub const MAX_EVALUATIONS: usize = 10_000;
-
-/// An A/A recording: the head run and its base run (`<run>/base`).
-pub type Recording = (Run, Run);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Method {
-    Resample,
-    EndToEnd,
-}
-
-/// Smallest, largest and mean of a count over evaluations or cells.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Spread {
-    pub min: usize,
-    pub max: usize,
-    pub mean: f64,
-}
-
-impl Spread {
-    fn of(values: &[usize]) -> Spread {
-        Spread {
-            min: values.iter().copied().min().unwrap_or(0),
-            max: values.iter().copied().max().unwrap_or(0),
-            mean: if values.is_empty() {
-                0.0
-            } else {
-                values.iter().sum::<usize>() as f64 / values.len() as f64
-            },
-        }
-    }
-
-    fn show(&self) -> String {
-        if self.min == self.max {
-            self.min.to_string()
-        } else {
-            format!("{}-{} (mean {:.1})", self.min, self.max, self.mean)
-        }
-    }
-}
-
-/// How often one injected slowdown was detected.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Detection {
-    /// 0.05 = every value of the cell 5% slower.
-    pub slowdown: f64,
-    pub evaluations: usize,
-    pub detected: usize,
-    /// `detected / evaluations`: the power.
-    pub rate: f64,
-    /// Two-sided 95% Clopper-Pearson interval of the rate.
-    pub ci95: [f64; 2],
-    /// Injections into a cell the gate flagged `inconclusive` (too few rounds
-    /// for its noise to detect a slowdown of `delta` beyond `delta`).
-    pub injected_inconclusive: usize,
-    /// Detections among the other injections.
-    pub detected_when_powered: usize,
-    /// The detection rate among the other injections (`None`: there were none).
-    pub rate_when_powered: Option<f64>,
-    /// Injections into a cell that regressed without the injection (a false
-    /// alarm of the A/A evaluation, not a detection; counted in `detected`
-    /// when it still regresses).
-    pub injected_already_regressed: usize,
-    /// Evaluations where another cell than the injected one regressed too.
-    pub other_regressions: usize,
-}
-
-/// One cell's power: a slowdown is injected into one family cell per
-/// evaluation, drawn at random, so each cell gets about
-/// `evaluations / cells` injections at each slowdown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CellPower {
-    pub cell: String,
-    /// Per [`SLOWDOWNS`]: (injections, detections).
-    pub at: [(usize, usize); SLOWDOWNS.len()],
-}
-
-impl CellPower {
-    /// Detections over injections at `SLOWDOWNS[i]` (0 when none).
-    pub fn rate(&self, i: usize) -> f64 {
-        let (n, d) = self.at[i];
-        d as f64 / n.max(1) as f64
-    }
-}
-
-/// The measured accuracy of the gate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Validation {
-    pub method: Method,
-    /// The run(s) measured; end to end, the first is the baseline.
-    pub run_ids: Vec<String>,
-    /// The targets whose cells gate.
-    pub targets: Vec<Name>,
-    pub options: ValidateOptions,
-    /// A/A evaluations.
-    pub evaluations: usize,
-    /// A/A evaluations with any `regression`.
-    pub false_alarms: usize,
-    pub false_alarm_rate: f64,
-    /// One-sided 95% Clopper-Pearson upper bound of the false-alarm rate.
-    pub false_alarm_upper95: f64,
-    /// One entry per [`SLOWDOWNS`].
-    pub power: Vec<Detection>,
-    /// Gating cells (Holm's family) per A/A evaluation.
-    pub cells_per_evaluation: Spread,
-    /// Rounds per side of the gating cells, over all A/A evaluations.
-    pub base_rounds: Spread,
-    pub head_rounds: Spread,
-    /// `alpha / cells`: the level a lone slowdown must reach under Holm
-    /// (at the smallest family).
-    pub cell_alpha: f64,
-    /// The fewest rounds per side with which the rank test can reach `cell_alpha` at all.
-    pub min_rounds_per_side: usize,
-    /// Gating cells flagged `inconclusive` per A/A evaluation.
-    pub inconclusive_per_evaluation: Spread,
-    /// A/A evaluations with any `possible_regression` (the advisory list).
-    pub advisory_alarms: usize,
-    /// The cells that raised false alarms and how often, most often first.
-    pub false_alarm_cells: Vec<(String, usize)>,
-    /// Per cell, its injections and detections at each of [`SLOWDOWNS`],
-    /// weakest at the goal's slowdown (10%) first.
-    pub power_per_cell: Vec<CellPower>,
-    /// Targets and suites left out, and why.
-    pub notes: Vec<String>,
-    /// Whether the side of a pair run second is faster (`order.rs`).
-    pub order_effect: Option<OrderEffect>,
-}
 
 #[cfg(test)]
 mod tests {
     use super::tally::Tally;
     use super::*;
+    use crate::gate::evaluate::{evaluate, Reference};
+    use crate::gate::GateOptions;
+    use crate::results::{Run, Status};
     use crate::gate::tests::{cell, noisy_cells, one_suite, run, suite_run, target, Rng};
     use serde_json::json;
 

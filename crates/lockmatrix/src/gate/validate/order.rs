@@ -10,23 +10,11 @@
 //! each one's mean, with a percentile bootstrap over recordings.
 
 use super::cells::{is_count, suite_of};
-use super::*;
+use super::measure::*;
+use super::rng::SplitMix64;
 
 /// Bootstrap resamples of the recordings.
 const RESAMPLES: usize = 2000;
-
-/// The measured order effect of the timing-family pairs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OrderEffect {
-    pub recordings: usize,
-    pub pairs: usize,
-    /// `second / first` (geometric): below 1 when the side run second is
-    /// faster.
-    pub ratio: f64,
-    /// 95% percentile bootstrap interval over recordings (`None` with
-    /// fewer than two).
-    pub ci95: Option<[f64; 2]>,
-}
 
 /// The order effect of the gating cells' pairs in `parts`; `None` when no
 /// pair has two positive values.
@@ -88,21 +76,6 @@ pub fn order_effect(parts: &[Recording], seed: u64) -> Option<OrderEffect> {
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
-}
-
-impl OrderEffect {
-    /// `the side run second took 0.985x the first's time [0.97, 1.00] (95%, 12 recordings, 480 pairs)`.
-    pub fn line(&self) -> String {
-        let ci = self
-            .ci95
-            .map_or("no interval from one recording".to_string(), |[lo, hi]| {
-                format!("95% interval {lo:.3}-{hi:.3} over recordings")
-            });
-        format!(
-            "AB/BA order effect: the side run second took {:.3}x the first's time ({ci}; {} recordings, {} pairs)",
-            self.ratio, self.recordings, self.pairs
-        )
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! How a validation reads: its text, its Markdown, its JSON.
 
-use super::*;
+use super::measure::*;
+use serde_json::{json, Map, Value};
 
 impl Validation {
     fn method_text(&self) -> &'static str {

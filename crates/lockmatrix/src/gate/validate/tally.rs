@@ -2,7 +2,13 @@
 //! and per cell, and the bounds over them.
 
 use super::cells::{gating, GatingCell};
-use super::*;
+use super::measure::*;
+use super::rng::SplitMix64;
+use crate::gate::evaluate::{evaluate, Reference, Verdict};
+use crate::gate::render::cell_name;
+use crate::results::Run;
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
 
 /// What the evaluations found so far.
 #[derive(Default)]
