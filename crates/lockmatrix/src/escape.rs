@@ -28,15 +28,35 @@ fn bidi(c: char) -> bool {
 
 /// Why a one-line field read from a file is refused ([`acting_char`]),
 /// naming the field.
-pub fn check_line(field: &str, s: &str) -> Result<(), String> {
+pub fn check_line(field: &str, s: &str) -> Result<(), ActingChar> {
     match acting_char(s) {
         None => Ok(()),
-        Some(c) => Err(format!(
-            "{field}: holds U+{:04X}, a line break, control or bidirectional-text character: refused (edited by hand?)",
-            c as u32
-        )),
+        Some(c) => Err(ActingChar {
+            field: field.to_string(),
+            c,
+        }),
     }
 }
+
+/// A one-line field holding a character that acts on a terminal or a
+/// page ([`check_line`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActingChar {
+    pub field: String,
+    pub c: char,
+}
+
+impl std::fmt::Display for ActingChar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: holds U+{:04X}, a line break, control or bidirectional-text character: refused (edited by hand?)",
+            self.field, self.c as u32
+        )
+    }
+}
+
+impl std::error::Error for ActingChar {}
 
 /// Text for HTML element content and attribute values (quoted with `"` or
 /// `'`).
@@ -138,6 +158,7 @@ mod tests {
         }
         assert!(check_line("testbed.cpu_model", s)
             .unwrap_err()
+            .to_string()
             .starts_with("testbed.cpu_model: holds U+202E"));
     }
 

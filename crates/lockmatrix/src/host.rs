@@ -52,16 +52,60 @@ fn image_name(v: &str) -> Option<String> {
 pub const TESTBED_VARIABLE: &str = "LOCKMATRIX_TESTBED";
 
 /// `LOCKMATRIX_TESTBED`, checked: a name (it reaches reports), or why not.
-pub fn declared() -> Result<Option<String>, String> {
+pub fn declared() -> Result<Option<String>, HostError> {
+    let bad = |why: String| HostError::Testbed(format!("{TESTBED_VARIABLE}: {why}"));
     match std::env::var(TESTBED_VARIABLE) {
         Err(std::env::VarError::NotPresent) => Ok(None),
         Ok(v) if v.is_empty() => Ok(None),
         Ok(v) => crate::name::Name::parse(&v)
             .map(|n| Some(n.to_string()))
-            .map_err(|e| format!("{TESTBED_VARIABLE}: {e}")),
-        Err(e) => Err(format!("{TESTBED_VARIABLE}: {e}")),
+            .map_err(|e| bad(e.to_string())),
+        Err(e) => Err(bad(e.to_string())),
     }
 }
+
+/// What is wrong with what the machine says of itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostError {
+    /// `LOCKMATRIX_TESTBED` is not a name.
+    Testbed(String),
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HostError::Testbed(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// Why a machine's timings cannot be told from another machine's
+/// ([`timing_identity`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoIdentity {
+    NoMachineId,
+    NoVirtualization,
+    Container(String),
+}
+
+impl std::fmt::Display for NoIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoIdentity::NoMachineId => f.write_str("no machine id (/etc/machine-id) recorded"),
+            NoIdentity::NoVirtualization => {
+                f.write_str("its virtualisation was not recorded or could not be told")
+            }
+            NoIdentity::Container(v) => write!(
+                f,
+                "it ran in a container ({v}), whose machine id is its image's, not the machine's"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NoIdentity {}
 
 /// Whether timings measured on a machine can be told to come from the
 /// same testbed as a stored baseline's, from what it recorded: a declared
@@ -73,16 +117,14 @@ pub fn timing_identity(
     machine: Option<&str>,
     virtualization: Option<&str>,
     declared: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), NoIdentity> {
     if declared.is_some() {
         return Ok(());
     }
     match (machine, virtualization) {
-        (None, _) => Err("no machine id (/etc/machine-id) recorded".into()),
-        (_, None) => Err("its virtualisation was not recorded or could not be told".into()),
-        (_, Some(v)) if v.contains("container") => Err(format!(
-            "it ran in a container ({v}), whose machine id is its image's, not the machine's"
-        )),
+        (None, _) => Err(NoIdentity::NoMachineId),
+        (_, None) => Err(NoIdentity::NoVirtualization),
+        (_, Some(v)) if v.contains("container") => Err(NoIdentity::Container(v.to_string())),
         _ => Ok(()),
     }
 }
@@ -338,13 +380,17 @@ mod tests {
         let m = Some("0123456789abcdef");
         assert_eq!(timing_identity(m, Some("kvm"), None), Ok(()));
         assert_eq!(timing_identity(m, Some("none"), None), Ok(()));
-        let container = timing_identity(m, Some("kvm, container docker"), None).unwrap_err();
+        let container = timing_identity(m, Some("kvm, container docker"), None)
+            .unwrap_err()
+            .to_string();
         assert!(container.contains("container"), "{container}");
         assert!(timing_identity(None, Some("none"), None)
             .unwrap_err()
+            .to_string()
             .contains("machine id"));
         assert!(timing_identity(m, None, None)
             .unwrap_err()
+            .to_string()
             .contains("virtualisation"));
         // An operator's word for a dedicated machine settles it.
         assert_eq!(

@@ -79,7 +79,7 @@ fn code(file: &Path) -> String {
 fn strip(text: &str) -> String {
     let text = match text.find("#[cfg(test)]\nmod tests") {
         Some(i) => &text[..i],
-        None => &text[..],
+        None => text,
     };
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -250,7 +250,10 @@ fn every_module_has_a_layer_and_uses_only_lower_ones() {
     let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
     let modules: Vec<&str> = lib
         .lines()
-        .filter_map(|l| l.strip_prefix("pub mod ").or_else(|| l.strip_prefix("mod ")))
+        .filter_map(|l| {
+            l.strip_prefix("pub mod ")
+                .or_else(|| l.strip_prefix("mod "))
+        })
         .filter_map(|l| l.strip_suffix(';'))
         .filter(|m| *m != "tidy")
         .collect();
@@ -278,7 +281,11 @@ fn every_module_has_a_layer_and_uses_only_lower_ones() {
             }
         }
     }
-    assert!(climbing.is_empty(), "imports that climb:\n{}", climbing.join("\n"));
+    assert!(
+        climbing.is_empty(),
+        "imports that climb:\n{}",
+        climbing.join("\n")
+    );
 }
 
 #[test]
@@ -420,11 +427,23 @@ fn the_readers_find_what_they_look_for() {
         &me,
         &children,
     );
-    let has = |p: &[&str]| refs.iter().any(|r| r == &p.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-    assert!(has(&["results", "Run"]) && has(&["results", "Status"]), "{refs:?}");
+    let has = |p: &[&str]| {
+        refs.iter()
+            .any(|r| r == &p.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    };
+    assert!(
+        has(&["results", "Run"]) && has(&["results", "Status"]),
+        "{refs:?}"
+    );
     assert!(has(&["gate", "baseline", "Testbed"]), "{refs:?}");
     assert!(has(&["gate", "evaluate", "inner", "f"]), "{refs:?}");
-    assert!(!refs.iter().any(|r| r[0] == "report"), "a string is not code: {refs:?}");
+    assert!(
+        !refs.iter().any(|r| r[0] == "report"),
+        "a string is not code: {refs:?}"
+    );
     assert_eq!(module_of(Path::new("gate/mod.rs")), ["gate"]);
-    assert_eq!(module_of(Path::new("gate/evaluate.rs")), ["gate", "evaluate"]);
+    assert_eq!(
+        module_of(Path::new("gate/evaluate.rs")),
+        ["gate", "evaluate"]
+    );
 }

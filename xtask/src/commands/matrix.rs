@@ -40,7 +40,7 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
             );
         }
     }
-    lockmatrix::host::declared().map_err(anyhow::Error::msg)?;
+    lockmatrix::host::declared()?;
     let config = config::load(&resolve(root, &args.selection.config))?;
     let selected = select::targets(&config, args.selection.targets.as_deref())?;
     let crates = crates(root, &args)?;
@@ -197,13 +197,14 @@ fn crates(root: &Path, args: &MatrixArgs) -> Result<Option<matrix::Crates>> {
         return Ok(None);
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.to_path_buf());
-    let head = lockmatrix::subject::parse(head, &cwd).map_err(anyhow::Error::msg)?;
+    let head = lockmatrix::subject::parse(head, &cwd)?;
     let base = args
         .against_crate
         .as_deref()
         .map(|b| {
-            lockmatrix::subject::parse(b, &cwd)
-                .map_err(|e| anyhow::anyhow!(e.replacen("--crate", "--against-crate", 1)))
+            lockmatrix::subject::parse(b, &cwd).map_err(|e| {
+                anyhow::anyhow!(e.to_string().replacen("--crate", "--against-crate", 1))
+            })
         })
         .transpose()?;
     if let Some(b) = &base {

@@ -601,16 +601,16 @@ pub struct TreeBuilder<'a> {
     suites: &'a [&'a str],
     features: &'a [String],
     /// [`sources_hash`] of the tree, or why it could not be read.
-    sources: Result<String, String>,
+    sources: Result<String, BuildError>,
 }
 
 impl<'a> TreeBuilder<'a> {
     pub fn new(tree: &'a Tree<'a>, suites: &'a [&'a str], features: &'a [String]) -> Self {
-        let sources = sources_hash(tree.root, features).map_err(|e| {
-            format!(
+        let sources = sources_hash(tree.root, features).map_err(|e| BuildError::Around {
+            what: format!(
                 "reading the suite sources under {}: {e}",
                 tree.root.display()
-            )
+            ),
         });
         TreeBuilder {
             tree,
@@ -632,9 +632,9 @@ impl<'a> TreeBuilder<'a> {
                 };
                 build_one(&req, job, observer)
             }
-            Err(what) => Built {
+            Err(e) => Built {
                 secs: 0.0,
-                binaries: Err(BuildError::Around { what: what.clone() }),
+                binaries: Err(e.clone()),
                 sources: String::new(),
             },
         }

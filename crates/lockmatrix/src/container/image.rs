@@ -284,7 +284,9 @@ pub fn debootstrap(engine: &Engine, cache: &Path, why: &str) -> Result<(), Setup
         .stderr(err_file)
         .status();
     let result = match status {
-        Ok(s) if s.success() => import(engine, &dir).map_err(|e| failed("importing it", e)),
+        Ok(s) if s.success() => {
+            import(engine, &dir).map_err(|e| failed("importing it", e.to_string()))
+        }
         Ok(s) => Err(failed("debootstrap", s.to_string())),
         Err(e) => Err(failed("debootstrap", e.to_string())),
     };
@@ -293,30 +295,33 @@ pub fn debootstrap(engine: &Engine, cache: &Path, why: &str) -> Result<(), Setup
 }
 
 /// Gives `rootfs` debian:12's package sources and imports it as the base.
-fn import(engine: &Engine, rootfs: &Path) -> Result<(), String> {
+fn import(engine: &Engine, rootfs: &Path) -> std::io::Result<()> {
     let apt = rootfs.join("etc/apt");
     let _ = std::fs::remove_file(apt.join("sources.list"));
-    std::fs::write(apt.join("sources.list.d/debian.sources"), SOURCES)
-        .map_err(|e| e.to_string())?;
+    std::fs::write(apt.join("sources.list.d/debian.sources"), SOURCES)?;
     let mut tar = Command::new("tar")
         .arg("-C")
         .arg(rootfs)
         .args(["-c", "."])
         .stdout(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("tar: {e}"))?;
-    let stdin = tar.stdout.take().ok_or("tar: no output")?;
+        .map_err(|e| std::io::Error::other(format!("tar: {e}")))?;
+    let stdin = tar
+        .stdout
+        .take()
+        .ok_or_else(|| std::io::Error::other("tar: no output"))?;
     let out = engine
         .command()
         .args(["import", "-", LOCAL_BASE])
         .stdin(stdin)
-        .output()
-        .map_err(|e| e.to_string())?;
+        .output()?;
     let tar_ok = tar.wait().is_ok_and(|s| s.success());
     if out.status.success() && tar_ok {
         Ok(())
     } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        Err(std::io::Error::other(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ))
     }
 }
 

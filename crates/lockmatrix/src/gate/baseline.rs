@@ -168,7 +168,7 @@ impl Testbed {
 
     /// Whether this testbed's timings can be told apart from another
     /// machine's at all (`host::timing_identity`).
-    pub fn timing_identity(&self) -> std::result::Result<(), String> {
+    pub fn timing_identity(&self) -> std::result::Result<(), crate::host::NoIdentity> {
         crate::host::timing_identity(
             self.machine.as_deref(),
             self.virtualization.as_deref(),
@@ -482,7 +482,7 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
     ];
     for (field, value) in texts {
         if let Some(v) = value {
-            crate::escape::check_line(field, v).map_err(anyhow::Error::msg)?;
+            crate::escape::check_line(field, v)?;
         }
     }
     let old_format = b.format < 2;

@@ -818,7 +818,7 @@ fn reference_of(
                 let recounted = match stand_in(recounts, &b.commit, t, s) {
                     Ok(found) => found,
                     Err(why) => {
-                        found.recount_failed = Some(why);
+                        found.recount_failed = Some(why.to_string());
                         None
                     }
                 };
@@ -864,49 +864,87 @@ fn stand_in<'r>(
     commit: &CommitId,
     t: &TargetResult,
     s: &SuiteRun,
-) -> std::result::Result<Option<(&'r Run, &'r TargetResult, &'r SuiteRun)>, String> {
+) -> std::result::Result<Option<(&'r Run, &'r TargetResult, &'r SuiteRun)>, NoStandIn> {
     if recounts.is_empty() {
         return Ok(None);
     }
-    let commit_short = commit.short();
     let Some(r) = recounts
         .iter()
         .find(|r| r.host.lockmatrix_commit.as_ref() == Some(commit))
     else {
-        let made: Vec<&str> = recounts
-            .iter()
-            .map(|r| {
-                r.host
-                    .lockmatrix_commit
-                    .as_ref()
-                    .map_or("unknown", |c| c.short())
-            })
-            .collect();
-        return Err(format!(
-            "no recount of the baselines' commit {commit_short} stands in (the recounts made are of {})",
-            made.join(", ")
-        ));
+        return Err(NoStandIn::OtherCommits {
+            commit: commit.clone(),
+            made: recounts
+                .iter()
+                .map(|r| {
+                    r.host
+                        .lockmatrix_commit
+                        .as_ref()
+                        .map_or("unknown", |c| c.short())
+                        .to_string()
+                })
+                .collect(),
+        });
     };
     let Some(rt) = r.targets.iter().find(|x| x.name == t.name) else {
         return Ok(None);
     };
+    let place = format!("{}/{}", t.name, s.suite);
     let Some(rs) = rt.suites.iter().find(|x| x.suite == s.suite) else {
-        return Err(format!(
-            "the recount of {commit_short} did not run {}/{}: {}",
-            t.name,
-            s.suite,
-            rt.status.label()
-        ));
+        return Err(NoStandIn::NotRun {
+            commit: commit.clone(),
+            place,
+            why: rt.status.label(),
+        });
     };
     if rs.status != Status::Ok {
-        return Err(format!(
-            "the recount of {commit_short} failed on {}/{}: {}",
-            t.name,
-            s.suite,
-            rs.status.label()
-        ));
+        return Err(NoStandIn::Failed {
+            commit: commit.clone(),
+            place,
+            why: rs.status.label(),
+        });
     }
     Ok(Some((r, rt, rs)))
+}
+
+/// Why the recount made for a suite cannot stand in for its baseline.
+#[derive(Debug, Clone)]
+enum NoStandIn {
+    /// No recount is of the baselines' commit (`made`: those there are).
+    OtherCommits { commit: CommitId, made: Vec<String> },
+    NotRun {
+        commit: CommitId,
+        place: String,
+        why: String,
+    },
+    Failed {
+        commit: CommitId,
+        place: String,
+        why: String,
+    },
+}
+
+impl std::fmt::Display for NoStandIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoStandIn::OtherCommits { commit, made } => write!(
+                f,
+                "no recount of the baselines' commit {} stands in (the recounts made are of {})",
+                commit.short(),
+                made.join(", ")
+            ),
+            NoStandIn::NotRun { commit, place, why } => write!(
+                f,
+                "the recount of {} did not run {place}: {why}",
+                commit.short()
+            ),
+            NoStandIn::Failed { commit, place, why } => write!(
+                f,
+                "the recount of {} failed on {place}: {why}",
+                commit.short()
+            ),
+        }
+    }
 }
 
 /// Whether `recorded` is the hash of the binary that ran suite `s` on `t`.

@@ -103,12 +103,12 @@ pub fn against(root: &Path, rev: &str) -> Result<Worktree> {
 /// registered with git (`git worktree list`), its own top level and
 /// repository, at `commit`, with nothing modified or added. `Err` says why
 /// not.
-fn reusable(root: &Path, path: &Path, commit: &CommitId) -> Result<(), String> {
-    let meta = path
-        .symlink_metadata()
-        .map_err(|_| "it is not there".to_string())?;
+fn reusable(root: &Path, path: &Path, commit: &CommitId) -> Result<(), NotReusable> {
+    let meta = path.symlink_metadata().map_err(|_| NotReusable::Absent)?;
     if !meta.is_dir() {
-        return Err(format!("it is {}", crate::file::kind_of(meta.file_type())));
+        return Err(NotReusable::NotADirectory(crate::file::kind_of(
+            meta.file_type(),
+        )));
     }
     let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let listed = read(git(root, &["worktree", "list", "--porcelain", "-z"]))?;
@@ -119,7 +119,7 @@ fn reusable(root: &Path, path: &Path, commit: &CommitId) -> Result<(), String> {
             && fields.any(|f| f == format!("HEAD {commit}"))
     });
     if !registered {
-        return Err(format!("git has no worktree of {} there", commit.short()));
+        return Err(NotReusable::NotRegistered(commit.short().to_string()));
     }
     let facts = read(git(
         path,
@@ -139,7 +139,7 @@ fn reusable(root: &Path, path: &Path, commit: &CommitId) -> Result<(), String> {
             if ours(top, path) == real(path)
                 && ours(dir, path) == ours(common.trim(), root)
                 && *head == commit.as_str() => {}
-        _ => return Err("it is not this repository's checkout of that commit".into()),
+        _ => return Err(NotReusable::NotOurs),
     }
     let status = read(git(
         path,
@@ -151,10 +151,54 @@ fn reusable(root: &Path, path: &Path, commit: &CommitId) -> Result<(), String> {
         ],
     ))?;
     if !status.trim().is_empty() {
-        return Err("its files were changed or added to".into());
+        return Err(NotReusable::Changed);
     }
     Ok(())
 }
+
+/// Why a directory in the cache is not taken as a worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NotReusable {
+    Absent,
+    NotADirectory(&'static str),
+    NotRegistered(String),
+    NotOurs,
+    Changed,
+    Git(GitFailed),
+}
+
+impl From<GitFailed> for NotReusable {
+    fn from(e: GitFailed) -> NotReusable {
+        NotReusable::Git(e)
+    }
+}
+
+impl std::fmt::Display for NotReusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotReusable::Absent => f.write_str("it is not there"),
+            NotReusable::NotADirectory(kind) => write!(f, "it is {kind}"),
+            NotReusable::NotRegistered(short) => write!(f, "git has no worktree of {short} there"),
+            NotReusable::NotOurs => {
+                f.write_str("it is not this repository's checkout of that commit")
+            }
+            NotReusable::Changed => f.write_str("its files were changed or added to"),
+            NotReusable::Git(e) => e.fmt(f),
+        }
+    }
+}
+
+/// A git command that could not run or failed: git's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct GitFailed(String);
+
+impl std::fmt::Display for GitFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GitFailed {}
 
 /// The name of a repository's directory of worktrees: a hash of where
 /// its git directory is.
@@ -205,16 +249,20 @@ fn git(dir: &Path, args: &[&str]) -> Command {
 }
 
 /// stdout of a git command that succeeded, or git's words.
-fn read(mut cmd: Command) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("cannot run git: {e}"))?;
+fn read(mut cmd: Command) -> Result<String, GitFailed> {
+    let out = cmd
+        .output()
+        .map_err(|e| GitFailed(format!("cannot run git: {e}")))?;
     if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        return Err(GitFailed(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn run(cmd: Command) -> Result<()> {
-    read(cmd).map(drop).map_err(anyhow::Error::msg)
+    Ok(read(cmd).map(drop)?)
 }
 
 /// Removes a directory tree, or a link or file in its place (never what

@@ -14,6 +14,7 @@
 //! (`mutex::SpinMutex<()>` for a generic type). Rust cannot list a crate's
 //! trait implementations, so the list is declared, not discovered.
 
+use super::error::SubjectError;
 use serde::Deserialize;
 
 /// A crate's locks and the features they need.
@@ -67,26 +68,29 @@ pub fn known(name: &str) -> Option<Declared> {
 
 impl Declared {
     /// Reads `package.metadata.lockmatrix` (as `cargo metadata` gives it).
-    pub fn from_metadata(value: &serde_json::Value) -> Result<Declared, String> {
+    pub fn from_metadata(value: &serde_json::Value) -> Result<Declared, SubjectError> {
+        let bad = SubjectError::Metadata;
         let d: Declared = serde_json::from_value(value.clone())
-            .map_err(|e| format!("[package.metadata.lockmatrix]: {e}"))?;
+            .map_err(|e| bad(format!("[package.metadata.lockmatrix]: {e}")))?;
         for f in &d.features {
             if f.is_empty()
                 || !f
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || "_-/".contains(c))
             {
-                return Err(format!(
+                return Err(bad(format!(
                     "[package.metadata.lockmatrix] features: `{}` is not a feature name",
                     f.escape_debug()
-                ));
+                )));
             }
         }
         for t in d.mutex.iter().chain(&d.rwlock) {
             type_name(t)?;
         }
         if d.mutex.is_empty() && d.rwlock.is_empty() {
-            return Err("[package.metadata.lockmatrix] lists no `mutex` and no `rwlock`".into());
+            return Err(bad(
+                "[package.metadata.lockmatrix] lists no `mutex` and no `rwlock`".into(),
+            ));
         }
         Ok(d)
     }
@@ -99,12 +103,12 @@ impl Declared {
 /// of the same kind (or tuples of them, `()`): no leading `::`, no
 /// `self`/`super`/`crate`, no `<T as Trait>`, lifetimes, constants,
 /// macros or anything after the type.
-pub fn type_name(path: &str) -> Result<&str, String> {
+pub fn type_name(path: &str) -> Result<&str, SubjectError> {
     let bad = || {
-        format!(
+        SubjectError::LockType(format!(
             "lock type `{}`: expected a path from the crate's root, like `mutex::SpinMutex<()>`",
             crate::name::shown(path)
-        )
+        ))
     };
     // Comments and other characters are refused before parsing: what is
     // pasted must be what was parsed.
@@ -202,7 +206,7 @@ mod tests {
             "X<()>)",
             "",
         ] {
-            let e = type_name(bad).unwrap_err();
+            let e = type_name(bad).unwrap_err().to_string();
             assert!(e.contains("expected a path"), "{bad}: {e}");
         }
     }

@@ -3,6 +3,7 @@
 //! here was checked where it entered (`spec.rs`, `declared.rs`).
 
 use super::declared::{type_name, Declared};
+use super::error::SubjectError;
 use super::spec::{toml_string, Source, Spec};
 use crate::name::Name;
 
@@ -89,9 +90,10 @@ pub fn cargo_toml(
 }
 
 /// The name a declared type's lock carries: `<crate>.<type>`.
-pub fn lock_name(krate: &Name, path: &str) -> Result<Name, String> {
+pub fn lock_name(krate: &Name, path: &str) -> Result<Name, SubjectError> {
     let short = type_name(path)?;
-    Name::parse(&format!("{krate}.{short}")).map_err(|e| format!("lock type `{path}`: {e}"))
+    Name::parse(&format!("{krate}.{short}"))
+        .map_err(|e| SubjectError::LockType(format!("lock type `{path}`: {e}")))
 }
 
 /// lock_api 0.5's operations return a guard token that the matching
@@ -138,7 +140,7 @@ pub fn locks_rs(
     version: &str,
     declared: &Declared,
     lock_api: &str,
-) -> Result<String, String> {
+) -> Result<String, SubjectError> {
     let krate = &spec.name;
     let tokens = !lock_api.starts_with("0.4");
     let mut names: Vec<Name> = Vec::new();
@@ -156,7 +158,9 @@ pub fn locks_rs(
     for (i, path) in declared.mutex.iter().enumerate() {
         let name = lock_name(krate, path)?;
         if names.contains(&name) {
-            return Err(format!("two lock types are named {name}"));
+            return Err(SubjectError::LockType(format!(
+                "two lock types are named {name}"
+            )));
         }
         let t = format!("{EXTERN}::{path}");
         let tr = format!("<{t} as lock_api::RawMutex>");
@@ -185,7 +189,9 @@ pub fn locks_rs(
     for (i, path) in declared.rwlock.iter().enumerate() {
         let name = lock_name(krate, path)?;
         if names.contains(&name) {
-            return Err(format!("two lock types are named {name}"));
+            return Err(SubjectError::LockType(format!(
+                "two lock types are named {name}"
+            )));
         }
         let t = format!("{EXTERN}::{path}");
         let tr = format!("<{t} as lock_api::RawRwLock>");
@@ -275,7 +281,9 @@ mod tests {
         let mut d = super::super::declared::known("spin").unwrap();
         d.mutex.push("other::SpinMutex".into());
         assert_eq!(
-            locks_rs(&spec(), "0.12.3", &d, "0.4.14").unwrap_err(),
+            locks_rs(&spec(), "0.12.3", &d, "0.4.14")
+                .unwrap_err()
+                .to_string(),
             "two lock types are named spin.SpinMutex"
         );
     }

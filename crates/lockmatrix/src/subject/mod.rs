@@ -8,12 +8,14 @@
 
 pub mod declared;
 pub mod derive;
+mod error;
 pub mod generate;
 pub mod package;
 mod resolved;
 pub mod spec;
 
 pub use derive::{derive, Derived};
+pub use error::SubjectError;
 pub use resolved::Subject;
 pub use spec::{parse, Source, Spec};
 

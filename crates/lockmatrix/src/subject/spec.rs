@@ -4,6 +4,7 @@
 //! Every part ends up in a generated Cargo.toml and in reports, so each is
 //! checked against a small alphabet here, where it enters.
 
+use super::error::SubjectError;
 use crate::name::Name;
 use std::fmt;
 use std::path::PathBuf;
@@ -82,8 +83,9 @@ const EXPECTED: &str =
     "expected NAME@VERSION (crates.io), NAME@path:DIR or NAME@git:URL#REV, e.g. spin@0.9.8";
 
 /// Reads `--crate`'s value; relative paths are taken from `cwd`.
-pub fn parse(s: &str, cwd: &std::path::Path) -> Result<Spec, String> {
-    let bad = |why: &str| format!("--crate {}: {why}; {EXPECTED}", shown(&redact(s)));
+pub fn parse(s: &str, cwd: &std::path::Path) -> Result<Spec, SubjectError> {
+    let bad =
+        |why: &str| SubjectError::Spec(format!("--crate {}: {why}; {EXPECTED}", shown(&redact(s))));
     let (name, rest) = s.split_once('@').ok_or_else(|| bad("no `@`"))?;
     if !is_crate_name(name) {
         return Err(bad(
@@ -195,7 +197,7 @@ mod tests {
     use super::*;
 
     fn parsed(s: &str) -> Result<Spec, String> {
-        parse(s, std::path::Path::new("/nonexistent"))
+        parse(s, std::path::Path::new("/nonexistent")).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! recording as it was made), with injected slowdowns for the power.
 
 use super::cells::{is_count, suite_mut, suite_of, timing};
-use super::tally::Tally;
 use super::measure::*;
 use super::rng::SplitMix64;
+use super::tally::Tally;
 use crate::name::Name;
 use crate::results::{Run, Status};
 use anyhow::{bail, Result};

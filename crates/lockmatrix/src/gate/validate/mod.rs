@@ -48,9 +48,9 @@ mod tests {
     use super::tally::Tally;
     use super::*;
     use crate::gate::evaluate::{evaluate, Reference};
+    use crate::gate::tests::{cell, noisy_cells, one_suite, run, suite_run, target, Rng};
     use crate::gate::GateOptions;
     use crate::results::{Run, Status};
-    use crate::gate::tests::{cell, noisy_cells, one_suite, run, suite_run, target, Rng};
     use serde_json::json;
 
     /// A/A recording: head and base of one native target, `cells` family
