@@ -688,14 +688,20 @@ pub fn run(
     observer: &dyn Observer,
 ) -> Result<Outcome> {
     let need = toolchain::rust_version(&root.join("Cargo.toml"));
+    let head_tree = prepared.subject.as_ref().map(|s| s.head_tree.as_path());
+    let tree = opts.tree.as_deref().or(head_tree).unwrap_or(root);
+    // Another commit's tree (a baseline's, counted again) runs the suites
+    // it has: one added since is not there to build.
+    let names: Vec<&str> = suites
+        .iter()
+        .map(|s| s.name)
+        .filter(|n| opts.tree.is_none() || tree.join("suites").join(n).is_dir())
+        .collect();
     // Before the run directory: an unknown CPU choice writes nothing.
-    let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
     let (targets, jobs, job_of) =
         set_up(config, selected, (need, &opts.toolchain, &names), prepared)?;
     let started = host::utc(host::now_secs());
     let (run_id, dir) = results::new_run_dir(&opts.results_dir, &started)?;
-    let head_tree = prepared.subject.as_ref().map(|s| s.head_tree.as_path());
-    let tree = opts.tree.as_deref().or(head_tree).unwrap_or(root);
     std::fs::create_dir_all(dir.join("logs"))?;
     observer.event(Event::RunStarted {
         run_id: &run_id,

@@ -98,22 +98,28 @@ impl Site<'_> {
     /// Runs one suite step by step. Stops at the first crash, hang or
     /// failed exit, which is then reported once.
     pub fn run_suite(&self, suite: &str) -> Result<SuiteRuns, Failure> {
+        let Some(head_binary) = self.binaries.get(suite) else {
+            return Err(Failure::Build {
+                error: format!("no {suite} binary was built for {}", self.target.name),
+                log: None,
+            });
+        };
+        // A base revision older than a C suite has no binary of it: the
+        // head runs alone, and the gate says every cell is new.
+        let base_binaries = self.base_binaries.filter(|b| b.contains_key(suite));
         // What runs is what was built: hashed again just before it runs.
-        let base = self.base_binaries.map(|b| &b[suite]);
-        for b in std::iter::once(&self.binaries[suite]).chain(base) {
+        let base = base_binaries.map(|b| &b[suite]);
+        for b in std::iter::once(head_binary).chain(base) {
             b.verify().map_err(|e| Failure::Start {
                 message: e.to_string(),
             })?;
         }
         let mut copied = Vec::new();
         let counted = self.plugin.is_some() && self.target.counted_under.is_some();
-        // A base revision older than a C suite has no binary of it: the
-        // head runs alone, and the gate says every cell is new.
-        let base_binaries = self.base_binaries.filter(|b| b.contains_key(suite));
         let against = base_binaries.is_some();
         let (mut head, mut base) = (None, None);
         let family = against
-            && knows_family(self, &self.binaries[suite].path)
+            && knows_family(self, &head_binary.path)
             && base_binaries.is_some_and(|b| knows_family(self, &b[suite].path));
         // Against stored baselines: the rounds go on while a family cell
         // is undecided, the family alone after the first look.
@@ -122,7 +128,7 @@ impl Site<'_> {
             .filter(|_| !against && !self.counts_only && self.rounds.is_none())
             .and_then(|(s, max)| Some((s.suites.get(suite)?, max)))
             .filter(|(cells, _)| !cells.is_empty());
-        let stored_family = stored.is_some() && knows_family(self, &self.binaries[suite].path);
+        let stored_family = stored.is_some() && knows_family(self, &head_binary.path);
         let (rounds, family_from) = match stored {
             Some((_, max)) => (
                 Some(max as u32),
