@@ -227,7 +227,7 @@ pub struct MatrixArgs {
     #[arg(long, default_value = "quick")]
     pub profile: Profile,
     /// Rounds per cell, overriding the profile's
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=lockmatrix::family::MAX_PAIRS as i64))]
     pub rounds: Option<u32>,
     /// Seconds before a suite run is killed, overriding targets.yaml
     /// (the range of its `timeout_secs`)

@@ -339,7 +339,7 @@ pub fn pending(
 /// two invocations, back to back, because what moves a cell's time on a
 /// shared VM drifts over a second or so, and a lock measured 0.1 s after
 /// its twin instead of 0.5 s (the whole family between) spreads about a
-/// third less per pair (the README's "Pull requests"). Otherwise the
+/// third less per pair (docs/gate.md, "Pull requests"). Otherwise the
 /// whole family in one invocation per side.
 pub fn units(pending: &[Map<String, Value>]) -> Vec<Option<Name>> {
     let locks: Option<std::collections::BTreeSet<Name>> = pending

@@ -13,7 +13,7 @@
 //! Why: QEMU runs the guest's code at the emulator's speed, so its times say
 //! nothing about the guest CPU, while its instruction counts repeat exactly;
 //! a suite declares as its family only the cells quiet enough to tell a
-//! slowdown in the rounds CI affords (see the README's gate section).
+//! slowdown in the rounds CI affords (see docs/gate.md).
 
 use crate::config::{RunnerKind, Target};
 use crate::protocol::Kind;
@@ -24,8 +24,8 @@ use crate::protocol::Kind;
 /// slowdown of a 1-thread cell is caught 47-95% of the time, at 160
 /// 89-98% (resampled; 160 is not validated end to end yet). Chosen by
 /// `validate-gate` over 10 recordings of 80 pairs on a 2-vCPU VM
-/// (`validation/2026-12-03-perlock-b/`): see the README's "The
-/// regression gate".
+/// (`validation/2026-12-03-perlock-b/`): see docs/gate.md, "Measured:
+/// false alarms and power".
 pub const AB_ROUNDS: (u32, u32) = (80, 100);
 
 /// How one cell of a run is judged.

@@ -5,7 +5,7 @@
 //! target. It provides the timer of each architecture, thread start-up with a
 //! barrier and pinning, batch measurement with the empty-loop baseline
 //! subtracted, command-line parsing, and the JSON-lines result protocol that
-//! the xtask reads (see the README's "Result protocol"). Under `--cfg loom`
+//! the xtask reads (see docs/protocol.md). Under `--cfg loom`
 //! (never in a matrix build) it also runs the suites' loom models
 //! ([`model`]), and only then depends on loom. Under Miri (`cargo miri run`)
 //! it runs a suite's Miri clients instead ([`miri`]).

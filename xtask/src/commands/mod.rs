@@ -218,10 +218,10 @@ pub fn gate_run(
         .collect();
     footprints.extend(lockmatrix::report::footprints::markdown(run));
     if let Some(d) = &outputs.markdown {
-        d.write(&report.markdown_with(1 << 20, &footprints))?;
+        d.write(&report.markdown_with(lockmatrix::gate::SUMMARY_BYTES, &footprints))?;
     }
     if let Some(d) = &outputs.pr_comment {
-        d.write(&report.markdown_with(64_000, &footprints))?;
+        d.write(&report.markdown_with(lockmatrix::gate::COMMENT_BYTES, &footprints))?;
     }
     use lockmatrix::gate::verdict::Outcome;
     Ok(match report.outcome() {

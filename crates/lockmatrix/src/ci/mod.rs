@@ -1,4 +1,4 @@
-//! GitHub Actions workflows rendered from targets.yaml (see the README, CI).
+//! GitHub Actions workflows rendered from targets.yaml (see docs/ci.md).
 //!
 //! - [`jobs`]: what runs for each target, and where;
 //! - [`render`](mod@render): the minijinja templates in `xtask/templates/`;

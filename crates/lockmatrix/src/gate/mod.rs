@@ -33,3 +33,12 @@ pub use evaluate::{evaluate, Reference};
 pub use update::update_baselines;
 
 pub use crate::family::GateOptions;
+
+/// The most bytes of the Markdown report for `$GITHUB_STEP_SUMMARY`
+/// (`--markdown`): GitHub's limit for a step's summary, 1 MiB.
+pub const SUMMARY_BYTES: usize = 1 << 20;
+
+/// The most bytes of the pull-request comment (`--pr-comment`): GitHub
+/// refuses a comment body over 65,536 characters, and 64,000 bytes are
+/// never more characters than that.
+pub const COMMENT_BYTES: usize = 64_000;

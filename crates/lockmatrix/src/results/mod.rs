@@ -1,5 +1,5 @@
 //! What a matrix run leaves in `results/<run-id>/`: `run.json` (this
-//! module's types, documented in the README), each suite's raw stdout and
+//! module's types, documented in docs/protocol.md), each suite's raw stdout and
 //! stderr, and the build logs.
 
 use crate::config::RunnerKind;
