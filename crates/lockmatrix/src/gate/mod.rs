@@ -19,9 +19,12 @@
 
 pub mod baseline;
 pub mod evaluate;
+mod judge;
 pub mod miri;
 pub mod ordering;
+mod reference;
 pub mod render;
+mod report;
 pub mod update;
 pub mod validate;
 pub mod verdict;

@@ -1,0 +1,576 @@
+//! The judgement: each suite's cells against their reference, each
+//! verdict, and the timing family decided look by look. Pure.
+
+use super::baseline::Testbed;
+use super::ordering::{self, Footprints};
+use super::reference::*;
+use super::report::*;
+use super::GateOptions;
+use crate::acknowledge::Acknowledgement;
+use crate::cells::{self, CellKey, RunCell, Summary};
+use crate::family;
+use crate::name::Name;
+use crate::policy::{self, Role};
+use crate::protocol::case_label;
+use crate::results::{Failure, Status, SuiteRun, TargetResult};
+use stats::Decision;
+
+/// A family cell waiting for its decision, once its target's suites and
+/// family are known.
+pub(super) struct Pending {
+    pub(super) index: usize,
+    pub(super) target: Name,
+    pub(super) base: Vec<f64>,
+    pub(super) head: Vec<f64>,
+    /// The target's suites, the suite's family cells, the most pairs a cell gets.
+    pub(super) suites: usize,
+    pub(super) family_cells: usize,
+    pub(super) max_pairs: usize,
+    /// Against stored baselines: the rounds the run planned (its last
+    /// look), or `None` (one look at the rounds there are).
+    pub(super) planned_rounds: Option<usize>,
+}
+
+/// A target that was not run is a note; one that broke outside its suites
+/// (set-up, build) is a problem. Suite failures are reported per suite.
+pub(super) fn target_status(t: &TargetResult, report: &mut GateReport) {
+    // Suites left out for want of a Rust backend: said once, never failing
+    // (a target with nothing left to run says it as its not-run reason).
+    if let (Some(why), false) = (&t.not_built, matches!(t.status, Status::NotRun(_))) {
+        report.notes.push(item(t, None, why.clone()));
+    }
+    match &t.status {
+        Status::Ok => {}
+        Status::Pending => {
+            report
+                .problems
+                .push(item(t, None, "not finished: the run was cut short".into()))
+        }
+        Status::NotRun(why) => report.notes.push(item(t, None, format!("not run: {why}"))),
+        Status::Failed(why) => {
+            if !t
+                .suites
+                .iter()
+                .any(|s| matches!(s.status, Status::Failed(_)))
+            {
+                report
+                    .problems
+                    .push(item(t, None, format!("failed: {why}")));
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn suite(
+    t: &TargetResult,
+    s: &SuiteRun,
+    testbed: &Testbed,
+    reference: SuiteReference,
+    acks: &[Acknowledgement],
+    opts: &GateOptions,
+    report: &mut GateReport,
+    pending: &mut Vec<Pending>,
+) {
+    let failed: Vec<_> = s.checks.iter().filter(|c| !c.ok).collect();
+    for c in &failed {
+        report.failed_checks.push(FailedCheck {
+            target: t.name.clone(),
+            suite: s.suite.clone(),
+            bench: c.bench.clone(),
+            case: c.case.clone(),
+            name: c.name.clone(),
+            details: c.details.clone(),
+        });
+    }
+    match &s.status {
+        Status::Ok => {}
+        Status::Pending => report
+            .problems
+            .push(item(t, Some(s), "not finished".into())),
+        // The failed checks are listed on their own.
+        Status::Failed(Failure::Check { .. }) if !failed.is_empty() => {}
+        Status::Failed(why) => report
+            .problems
+            .push(item(t, Some(s), format!("failed: {why}"))),
+        Status::NotRun(why) => report
+            .notes
+            .push(item(t, Some(s), format!("not run: {why}"))),
+    }
+    let run_cells = cells::collect(&s.samples);
+    let timing_differs = reference
+        .testbed
+        .as_ref()
+        .filter(|_| !reference.paired)
+        .map(|b| b.differences(testbed))
+        .unwrap_or_default();
+    let mut count_differs = reference
+        .count_testbed
+        .as_ref()
+        .map(|b| b.count_differences(testbed))
+        .unwrap_or_default();
+    // The same binary counts the same, whatever compiler or CPU-choice
+    // label either side records; only the counting emulator's release
+    // still matters.
+    if same_binary(reference.binary.as_ref(), t, s) {
+        count_differs.retain(|d| d.starts_with("counting emulator release"));
+    }
+    // Said first: what was made to compare them, and why it could not.
+    if let (false, Some(why)) = (count_differs.is_empty(), &reference.recount_failed) {
+        count_differs.insert(0, why.clone());
+    }
+    let footprints_before = report.footprints_compared;
+    let ordering = ordering_of(t, s, &reference, &count_differs, acks, report);
+    let counts_before = report.counts_compared;
+    let family_cells = run_cells
+        .iter()
+        .filter(|c| policy::role(c.kind(), t.runner, c.gating) == Role::Family)
+        .count();
+    for cell in &run_cells {
+        let mut r = CellReport {
+            target: t.name.clone(),
+            suite: s.suite.clone(),
+            bench: cell.key.bench.clone(),
+            case: cell.case.clone(),
+            metric: cell.key.metric.clone(),
+            unit: cell.unit.clone(),
+            better: cell.better,
+            gating: cell.gating,
+            family: policy::role(cell.kind(), t.runner, cell.gating) == Role::Family,
+            verdict: Verdict::NoBaseline,
+            head: Summary::of(&cell.samples),
+            base: None,
+            effect: None,
+            look: None,
+            rounds_needed: None,
+            note: None,
+            gated: false,
+        };
+        if r.family {
+            report.family_present += 1;
+        }
+        if let Some(rc) = reference.cells.get(&cell.key) {
+            if cell.kind().exact() {
+                report.counts_with_reference += 1;
+            }
+            let differs = if cell.kind().exact() {
+                &count_differs
+            } else {
+                &timing_differs
+            };
+            let p = judge(&mut r, cell, rc, differs, t, reference.paired, opts);
+            // Another testbed's: the rounds a recording here would need
+            // for its baseline to gate later runs, from this run's spread.
+            if r.family && r.verdict == Verdict::Incomparable && !reference.paired {
+                r.rounds_needed =
+                    cells::lower_is_better(&cell.samples, cell.better).and_then(|v| {
+                        family::stored_rounds_needed(
+                            opts,
+                            &cell.case,
+                            &v,
+                            family::STORED_ROUNDS.0 as usize,
+                            t.suites.len(),
+                            family_cells,
+                        )
+                    });
+            }
+            if let Some(p) = p {
+                pending.push(Pending {
+                    index: report.cells.len(),
+                    family_cells,
+                    ..p
+                });
+            }
+            if cell.kind().exact()
+                && matches!(
+                    r.verdict,
+                    Verdict::Unchanged | Verdict::Regression | Verdict::Improvement
+                )
+            {
+                report.counts_compared += 1;
+                // Fewer instructions because barriers left is no
+                // improvement: the ordering change decides.
+                if ordering.contains(&cell.key) {
+                    r.verdict = Verdict::OrderingChanged;
+                }
+            }
+        }
+        report.cells.push(r);
+    }
+    if let Some((commit, recorded_with)) = &reference.recount {
+        let counted_with = t.compiler_of(&s.suite).unwrap_or_default();
+        let counts = report.counts_compared - counts_before;
+        let footprints = report.footprints_compared - footprints_before;
+        match report
+            .recounted
+            .iter_mut()
+            .find(|r| &r.commit == commit && r.counted_with == counted_with)
+        {
+            Some(r) => {
+                r.counts += counts;
+                r.footprints += footprints;
+            }
+            None => report.recounted.push(Recounted {
+                commit: commit.clone(),
+                recorded_with: recorded_with.clone(),
+                counted_with,
+                counts,
+                footprints,
+            }),
+        }
+    }
+    let run_keys: std::collections::BTreeSet<&CellKey> = run_cells.iter().map(|c| &c.key).collect();
+    let missing: Vec<String> = reference
+        .cells
+        .iter()
+        .filter(|(k, _)| !run_keys.contains(k))
+        .map(|(k, c)| format!("{} [{}] {}", k.bench, case_label(&c.case), k.metric))
+        .collect();
+    if !missing.is_empty() {
+        let shown: Vec<&str> = missing.iter().take(3).map(String::as_str).collect();
+        let more = if missing.len() > 3 { ", ..." } else { "" };
+        report.notes.push(item(
+            t,
+            Some(s),
+            format!(
+                "{} reference cells not in this run: {}{more}",
+                missing.len(),
+                shown.join(", ")
+            ),
+        ));
+    }
+}
+
+/// Compares the suite run's ordering footprints with the reference's,
+/// where counts compare (the same binary's code: same target, compiler and
+/// counting emulator); adds the changes to the report and returns the
+/// count cells whose executed footprint changed.
+pub(super) fn ordering_of(
+    t: &TargetResult,
+    s: &SuiteRun,
+    reference: &SuiteReference,
+    count_differs: &[String],
+    acks: &[Acknowledgement],
+    report: &mut GateReport,
+) -> std::collections::BTreeSet<CellKey> {
+    let head = Footprints::of(&t.triple, s);
+    if let Some(e) = &s.footprint_error {
+        report.notes.push(item(
+            t,
+            Some(s),
+            format!("no static ordering footprint: {e}"),
+        ));
+    }
+    let (Some(head), Some(base)) = (head, &reference.footprints) else {
+        return Default::default();
+    };
+    if !count_differs.is_empty() {
+        report.notes.push(item(
+            t,
+            Some(s),
+            format!(
+                "ordering footprint not compared: {}",
+                count_differs.join("; ")
+            ),
+        ));
+        return Default::default();
+    }
+    let compared = ordering::compare(&t.name, &s.suite, &head, base, acks);
+    report.footprints_compared += compared.compared;
+    report.ordering.extend(compared.changes);
+    compared.changed_cells.into_iter().collect()
+}
+
+/// Sets the verdict of a cell that has a reference cell, unless it gates:
+/// then returns its values for the multiplicity correction.
+pub(super) fn judge(
+    r: &mut CellReport,
+    cell: &RunCell,
+    rc: &RefCell,
+    testbed_differs: &[String],
+    t: &TargetResult,
+    paired: bool,
+    opts: &GateOptions,
+) -> Option<Pending> {
+    r.base = Some(Summary::of(&rc.samples));
+    let mut differs = testbed_differs.to_vec();
+    if rc.unit != cell.unit {
+        differs.push(format!(
+            "unit: reference `{}`, run `{}`",
+            rc.unit, cell.unit
+        ));
+    }
+    if rc.better != cell.better {
+        differs.push(format!(
+            "better: reference `{:?}`, run `{:?}`",
+            rc.better, cell.better
+        ));
+    }
+    let role = policy::role(cell.kind(), t.runner, cell.gating);
+    if role == Role::Exact {
+        judge_insns(r, cell, rc, differs, t.insns_tolerance);
+        return None;
+    }
+    // Paired: the rounds both sides have, in round order.
+    // Paired: the rounds both sides have, matched by round; a bad value
+    // drops its pair, not the cell.
+    let (base, head) = if paired {
+        let (b, h, dropped) = cells::pairs(
+            (&rc.rounds, &rc.samples, rc.better),
+            (&cell.rounds, &cell.samples, cell.better),
+        );
+        if dropped > 0 && !b.is_empty() {
+            r.note = Some(format!(
+                "{dropped} pairs dropped (a missing or non-positive value)"
+            ));
+        }
+        let some = |v: Vec<f64>| (!v.is_empty()).then_some(v);
+        (some(b), some(h))
+    } else {
+        (
+            cells::lower_is_better(&rc.samples, rc.better),
+            cells::lower_is_better(&cell.samples, cell.better),
+        )
+    };
+    let (Some(base), Some(head)) = (base, head) else {
+        r.verdict = if !differs.is_empty() {
+            Verdict::Incomparable
+        } else if !cell.gating {
+            // E.g. a fairness cv of 0 with one thread: nothing to gate on.
+            Verdict::Advisory
+        } else {
+            Verdict::NotComparable
+        };
+        differs.push("not comparable (missing or non-positive values)".into());
+        r.note = Some(differs.join("; "));
+        return None;
+    };
+    if rc.better == cell.better {
+        let margin = crate::family::margin(crate::family::threshold(opts, &cell.case));
+        let compared = if paired {
+            stats::compare_paired(&base, &head, margin, opts.clear_alpha)
+        } else {
+            stats::compare(&base, &head, margin, opts.clear_alpha)
+        };
+        match compared {
+            Ok(c) => {
+                r.effect = Some(Effect {
+                    ratio: c.ratio,
+                    lo: c.ratio_lo,
+                    hi: c.ratio_hi,
+                    confidence: c.confidence,
+                    p: c.p_rank,
+                })
+            }
+            Err(e) => differs.push(format!("not comparable: {e}")),
+        }
+    }
+    if !differs.is_empty() && r.effect.is_some() {
+        r.verdict = Verdict::Incomparable;
+        r.note = Some(differs.join("; "));
+        return None;
+    }
+    if r.effect.is_none() {
+        r.verdict = Verdict::NotComparable;
+        r.note = Some(differs.join("; "));
+        return None;
+    }
+    if let Role::Advisory(why) = role {
+        r.verdict = Verdict::Advisory;
+        r.note = Some(why.note().into());
+        return None;
+    }
+    Some(Pending {
+        index: 0,
+        target: t.name.clone(),
+        base,
+        head,
+        suites: 0,
+        family_cells: 0,
+        max_pairs: 0,
+        planned_rounds: None,
+    })
+}
+
+/// Instruction counts repeat exactly, so they gate without statistics and
+/// on QEMU too: more instructions than the reference by more than the
+/// target's tolerance (0 unless targets.yaml sets `insns_tolerance`) is a
+/// regression, fewer is an improvement. A count from another target,
+/// compiler or emulator release is incomparable.
+pub(super) fn judge_insns(
+    r: &mut CellReport,
+    cell: &RunCell,
+    rc: &RefCell,
+    differs: Vec<String>,
+    tolerance: f64,
+) {
+    let median = |v: &[Option<f64>]| Summary::of(v).median;
+    let (Some(head), Some(base)) = (median(&cell.samples), median(&rc.samples)) else {
+        r.verdict = Verdict::NotComparable;
+        r.note = Some("no instruction count on one side".into());
+        return;
+    };
+    if !differs.is_empty() {
+        r.verdict = Verdict::Incomparable;
+        r.note = Some(differs.join("; "));
+        return;
+    }
+    let ratio = if base > 0.0 {
+        head / base
+    } else if head > base {
+        f64::INFINITY
+    } else {
+        1.0
+    };
+    let exact = (head - base).abs() <= 1e-9 * base.abs().max(1.0);
+    r.effect = Some(Effect {
+        ratio,
+        lo: ratio,
+        hi: ratio,
+        confidence: 1.0,
+        p: if exact { 1.0 } else { 0.0 },
+    });
+    r.note = Some(format!(
+        "{head} insns/op vs {base} in the reference (exact; tolerance {tolerance})"
+    ));
+    r.verdict = if exact || (head - base).abs() <= tolerance * base.abs() {
+        Verdict::Unchanged
+    } else if head > base {
+        Verdict::Regression
+    } else {
+        Verdict::Improvement
+    };
+}
+
+/// Every family cell's verdict: its looks replayed against the base
+/// revision (signed-rank pairs), or against stored baselines (the run's
+/// rounds with the Mann-Whitney test, at the looks the run planned).
+pub(super) fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
+    report.family = pending.len();
+    let mut timing = TimingGate {
+        cells: pending.len(),
+        cell_alpha: opts.alpha,
+        rounds: usize::MAX,
+        min_p: 0.0,
+        gated: false,
+        unreachable: Vec::new(),
+        paired: report.paired,
+    };
+    for c in pending {
+        let alpha = family::cell_alpha(opts, c.suites, c.family_cells);
+        let r = &mut report.cells[c.index];
+        let threshold = family::threshold(opts, &r.case);
+        let margin = family::margin(threshold);
+        let n = c.base.len().min(c.head.len());
+        // Sized for the distance between the threshold and the margin.
+        let apart = (1.0 + threshold) / (1.0 + margin) - 1.0;
+        let needed = if report.paired {
+            stats::assess_paired_power(&c.base[..n], &c.head[..n], apart, alpha)
+        } else {
+            stats::assess_power(&c.base, &c.head, apart, alpha)
+        };
+        r.rounds_needed = needed.ok().and_then(|p| p.rounds_needed);
+        // The plan the run was made with: where its looks are, and whether
+        // its last can reach the level at all.
+        let (plan, min_p, last) = if report.paired {
+            let last = c.max_pairs.max(n);
+            let plan = family::plan(opts, c.max_pairs, c.suites, c.family_cells);
+            (plan, stats::min_p_value_paired(last), last)
+        } else {
+            let looks = family::stored_looks(c.planned_rounds, c.head.len());
+            let last = *looks.last().expect("looks");
+            let plan = family::stored_plan(opts, c.base.len(), looks, c.suites, c.family_cells);
+            (plan, stats::min_p_value(c.base.len(), last), last)
+        };
+        let Ok(plan) = plan else { continue };
+        let reachable = min_p <= plan.last_level();
+        timing.cell_alpha = timing.cell_alpha.min(alpha);
+        timing.rounds = timing.rounds.min(last);
+        timing.min_p = timing.min_p.max(min_p);
+        timing.gated |= reachable;
+        let Some(e) = r.effect else { continue };
+        let mut look = Look {
+            look: 1,
+            looks: plan.looks.len(),
+            pairs: n,
+            unit: if report.paired { "pairs" } else { "rounds" },
+            threshold,
+            margin,
+            alpha,
+        };
+        let found = match report.paired {
+            true => family::decide(&plan, opts, &r.case, &c.base, &c.head),
+            false => family::decide_stored(&plan, opts, &r.case, &c.base, &c.head),
+        };
+        let unit = if report.paired { "pairs" } else { "rounds" };
+        let verdict = match found {
+            Some(s) => {
+                look.look = s.look + 1;
+                look.pairs = s.pairs;
+                match s.decision {
+                    Decision::Regression => Verdict::Regression,
+                    Decision::Cleared => Verdict::Cleared,
+                    Decision::Inconclusive => Verdict::Inconclusive,
+                    Decision::Continue => {
+                        let had = if report.paired { n } else { c.head.len() };
+                        r.note = Some(format!(
+                            "the run stopped at {had} {unit}, before the last look ({last})"
+                        ));
+                        Verdict::Inconclusive
+                    }
+                }
+            }
+            None => {
+                r.note = Some(format!(
+                    "{} {unit}: fewer than the first look ({})",
+                    if report.paired { n } else { c.head.len() },
+                    plan.looks[0]
+                ));
+                Verdict::Inconclusive
+            }
+        };
+        // Cleared, and faster by more than the threshold.
+        r.verdict = if verdict == Verdict::Cleared && e.hi < 1.0 / (1.0 + threshold) {
+            Verdict::Improvement
+        } else {
+            verdict
+        };
+        r.gated = reachable || r.verdict != Verdict::Inconclusive;
+        if !r.gated {
+            // What would let it gate: more rounds in the stored baseline,
+            // or more pairs.
+            let why = if report.paired {
+                format!(
+                    "{last} pairs cannot reach p < {:.1e} (smallest p {min_p:.1e}): run more pairs (--rounds)",
+                    plan.last_level()
+                )
+            } else {
+                // For a later run, which plans the default looks.
+                let more = family::stored_rounds_needed(
+                    opts,
+                    &r.case,
+                    &c.base,
+                    last.max(family::STORED_ROUNDS.0 as usize),
+                    c.suites,
+                    c.family_cells,
+                );
+                timing.unreachable.push((r.target.clone(), more));
+                format!(
+                    "its baseline's {} rounds and this run's {last} cannot reach p < {:.1e} (smallest p {min_p:.1e}): {}",
+                    c.base.len(),
+                    plan.last_level(),
+                    match more {
+                        Some(m) => format!("record its baselines with at least {m} rounds"),
+                        None => "its noise is too large for its threshold against stored baselines: gate it with --against".into(),
+                    }
+                )
+            };
+            r.note = Some(why);
+        }
+        r.look = Some(look);
+    }
+    if timing.rounds == usize::MAX {
+        timing.rounds = 0;
+    }
+    report.timing = timing;
+}
