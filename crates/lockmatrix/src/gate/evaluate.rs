@@ -109,8 +109,14 @@ pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<
             let Some(found) = reference_of(reference, t, s, &mut report) else {
                 continue;
             };
-            let acks = reference.acknowledgements(run);
-            suite(t, s, &testbed, found, acks, opts, &mut report, &mut pending);
+            let ctx = SuiteCtx {
+                t,
+                s,
+                testbed: &testbed,
+                acks: reference.acknowledgements(run),
+                opts,
+            };
+            report.absorb(suite(&ctx, found), &mut pending);
         }
         let most = pending
             .iter()

@@ -2,6 +2,7 @@
 //! verdict, and the timing family decided look by look. Pure.
 
 use super::baseline::Testbed;
+use super::ordering::OrderingChange;
 use super::ordering::{self, Footprints};
 use super::reference::*;
 use super::report::*;
@@ -61,20 +62,49 @@ pub(super) fn target_status(t: &TargetResult, report: &mut GateReport) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn suite(
-    t: &TargetResult,
-    s: &SuiteRun,
-    testbed: &Testbed,
-    reference: SuiteReference,
-    acks: &[Acknowledgement],
-    opts: &GateOptions,
-    report: &mut GateReport,
-    pending: &mut Vec<Pending>,
-) {
+/// Where one suite run is judged: its target, the testbed it ran on,
+/// the trailers that acknowledge ordering changes, the gate's options.
+pub(super) struct SuiteCtx<'a> {
+    pub t: &'a TargetResult,
+    pub s: &'a SuiteRun,
+    pub testbed: &'a Testbed,
+    pub acks: &'a [Acknowledgement],
+    pub opts: &'a GateOptions,
+}
+
+/// What judging one suite run adds to the report: its cells with their
+/// verdicts (family cells still waiting in `pending`, indexed into
+/// `cells`), its problems and notes, and what it compared.
+#[derive(Default)]
+pub(super) struct Judged {
+    pub failed_checks: Vec<FailedCheck>,
+    pub problems: Vec<Item>,
+    pub notes: Vec<Item>,
+    pub cells: Vec<CellReport>,
+    pub pending: Vec<Pending>,
+    pub counts_compared: usize,
+    pub counts_with_reference: usize,
+    pub family_present: usize,
+    pub footprints_compared: usize,
+    pub ordering: Vec<OrderingChange>,
+    pub recounted: Option<Recounted>,
+}
+
+/// Judges one suite run against its reference: its checks and status,
+/// each cell (exact counts, advisory timings, family cells left for
+/// [`decide`]), its ordering footprint, and the recount it used.
+pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
+    let SuiteCtx {
+        t,
+        s,
+        testbed,
+        opts,
+        ..
+    } = *ctx;
+    let mut out = Judged::default();
     let failed: Vec<_> = s.checks.iter().filter(|c| !c.ok).collect();
     for c in &failed {
-        report.failed_checks.push(FailedCheck {
+        out.failed_checks.push(FailedCheck {
             target: t.name.clone(),
             suite: s.suite.clone(),
             bench: c.bench.clone(),
@@ -85,17 +115,13 @@ pub(super) fn suite(
     }
     match &s.status {
         Status::Ok => {}
-        Status::Pending => report
-            .problems
-            .push(item(t, Some(s), "not finished".into())),
+        Status::Pending => out.problems.push(item(t, Some(s), "not finished".into())),
         // The failed checks are listed on their own.
         Status::Failed(Failure::Check { .. }) if !failed.is_empty() => {}
-        Status::Failed(why) => report
+        Status::Failed(why) => out
             .problems
             .push(item(t, Some(s), format!("failed: {why}"))),
-        Status::NotRun(why) => report
-            .notes
-            .push(item(t, Some(s), format!("not run: {why}"))),
+        Status::NotRun(why) => out.notes.push(item(t, Some(s), format!("not run: {why}"))),
     }
     let run_cells = cells::collect(&s.samples);
     let timing_differs = reference
@@ -119,9 +145,7 @@ pub(super) fn suite(
     if let (false, Some(why)) = (count_differs.is_empty(), &reference.recount_failed) {
         count_differs.insert(0, why.clone());
     }
-    let footprints_before = report.footprints_compared;
-    let ordering = ordering_of(t, s, &reference, &count_differs, acks, report);
-    let counts_before = report.counts_compared;
+    let ordering = ordering_of(ctx, &reference, &count_differs, &mut out);
     let family_cells = run_cells
         .iter()
         .filter(|c| policy::role(c.kind(), t.runner, c.gating) == Role::Family)
@@ -147,18 +171,18 @@ pub(super) fn suite(
             gated: false,
         };
         if r.family {
-            report.family_present += 1;
+            out.family_present += 1;
         }
         if let Some(rc) = reference.cells.get(&cell.key) {
             if cell.kind().exact() {
-                report.counts_with_reference += 1;
+                out.counts_with_reference += 1;
             }
             let differs = if cell.kind().exact() {
                 &count_differs
             } else {
                 &timing_differs
             };
-            let p = judge(&mut r, cell, rc, differs, t, reference.paired, opts);
+            let p = judge(&mut r, (cell, rc), differs, reference.paired, ctx);
             // Another testbed's: the rounds a recording here would need
             // for its baseline to gate later runs, from this run's spread.
             if r.family && r.verdict == Verdict::Incomparable && !reference.paired {
@@ -175,8 +199,8 @@ pub(super) fn suite(
                     });
             }
             if let Some(p) = p {
-                pending.push(Pending {
-                    index: report.cells.len(),
+                out.pending.push(Pending {
+                    index: out.cells.len(),
                     family_cells,
                     ..p
                 });
@@ -187,7 +211,7 @@ pub(super) fn suite(
                     Verdict::Unchanged | Verdict::Regression | Verdict::Improvement
                 )
             {
-                report.counts_compared += 1;
+                out.counts_compared += 1;
                 // Fewer instructions because barriers left is no
                 // improvement: the ordering change decides.
                 if ordering.contains(&cell.key) {
@@ -195,30 +219,18 @@ pub(super) fn suite(
                 }
             }
         }
-        report.cells.push(r);
+        out.cells.push(r);
     }
-    if let Some((commit, recorded_with)) = &reference.recount {
-        let counted_with = t.compiler_of(&s.suite).unwrap_or_default();
-        let counts = report.counts_compared - counts_before;
-        let footprints = report.footprints_compared - footprints_before;
-        match report
-            .recounted
-            .iter_mut()
-            .find(|r| &r.commit == commit && r.counted_with == counted_with)
-        {
-            Some(r) => {
-                r.counts += counts;
-                r.footprints += footprints;
-            }
-            None => report.recounted.push(Recounted {
-                commit: commit.clone(),
-                recorded_with: recorded_with.clone(),
-                counted_with,
-                counts,
-                footprints,
-            }),
-        }
-    }
+    out.recounted = reference
+        .recount
+        .as_ref()
+        .map(|(commit, recorded_with)| Recounted {
+            commit: commit.clone(),
+            recorded_with: recorded_with.clone(),
+            counted_with: t.compiler_of(&s.suite).unwrap_or_default(),
+            counts: out.counts_compared,
+            footprints: out.footprints_compared,
+        });
     let run_keys: std::collections::BTreeSet<&CellKey> = run_cells.iter().map(|c| &c.key).collect();
     let missing: Vec<String> = reference
         .cells
@@ -229,7 +241,7 @@ pub(super) fn suite(
     if !missing.is_empty() {
         let shown: Vec<&str> = missing.iter().take(3).map(String::as_str).collect();
         let more = if missing.len() > 3 { ", ..." } else { "" };
-        report.notes.push(item(
+        out.notes.push(item(
             t,
             Some(s),
             format!(
@@ -239,23 +251,23 @@ pub(super) fn suite(
             ),
         ));
     }
+    out
 }
 
 /// Compares the suite run's ordering footprints with the reference's,
 /// where counts compare (the same binary's code: same target, compiler and
-/// counting emulator); adds the changes to the report and returns the
-/// count cells whose executed footprint changed.
+/// counting emulator); adds the changes to `out` and returns the count
+/// cells whose executed footprint changed.
 pub(super) fn ordering_of(
-    t: &TargetResult,
-    s: &SuiteRun,
+    ctx: &SuiteCtx,
     reference: &SuiteReference,
     count_differs: &[String],
-    acks: &[Acknowledgement],
-    report: &mut GateReport,
+    out: &mut Judged,
 ) -> std::collections::BTreeSet<CellKey> {
+    let (t, s) = (ctx.t, ctx.s);
     let head = Footprints::of(&t.triple, s);
     if let Some(e) = &s.footprint_error {
-        report.notes.push(item(
+        out.notes.push(item(
             t,
             Some(s),
             format!("no static ordering footprint: {e}"),
@@ -265,7 +277,7 @@ pub(super) fn ordering_of(
         return Default::default();
     };
     if !count_differs.is_empty() {
-        report.notes.push(item(
+        out.notes.push(item(
             t,
             Some(s),
             format!(
@@ -275,9 +287,9 @@ pub(super) fn ordering_of(
         ));
         return Default::default();
     }
-    let compared = ordering::compare(&t.name, &s.suite, &head, base, acks);
-    report.footprints_compared += compared.compared;
-    report.ordering.extend(compared.changes);
+    let compared = ordering::compare(&t.name, &s.suite, &head, base, ctx.acks);
+    out.footprints_compared += compared.compared;
+    out.ordering.extend(compared.changes);
     compared.changed_cells.into_iter().collect()
 }
 
@@ -285,13 +297,12 @@ pub(super) fn ordering_of(
 /// then returns its values for the multiplicity correction.
 pub(super) fn judge(
     r: &mut CellReport,
-    cell: &RunCell,
-    rc: &RefCell,
+    (cell, rc): (&RunCell, &RefCell),
     testbed_differs: &[String],
-    t: &TargetResult,
     paired: bool,
-    opts: &GateOptions,
+    ctx: &SuiteCtx,
 ) -> Option<Pending> {
+    let (t, opts) = (ctx.t, ctx.opts);
     r.base = Some(Summary::of(&rc.samples));
     let mut differs = testbed_differs.to_vec();
     if rc.unit != cell.unit {
@@ -573,4 +584,39 @@ pub(super) fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOp
         timing.rounds = 0;
     }
     report.timing = timing;
+}
+
+impl GateReport {
+    /// Adds one suite run's judgement: its cells after the report's (their
+    /// pending family cells indexed so), its recount merged into the one
+    /// of the same commit and compiler.
+    pub(super) fn absorb(&mut self, j: Judged, pending: &mut Vec<Pending>) {
+        let offset = self.cells.len();
+        pending.extend(j.pending.into_iter().map(|p| Pending {
+            index: p.index + offset,
+            ..p
+        }));
+        self.failed_checks.extend(j.failed_checks);
+        self.problems.extend(j.problems);
+        self.notes.extend(j.notes);
+        self.cells.extend(j.cells);
+        self.counts_compared += j.counts_compared;
+        self.counts_with_reference += j.counts_with_reference;
+        self.family_present += j.family_present;
+        self.footprints_compared += j.footprints_compared;
+        self.ordering.extend(j.ordering);
+        if let Some(r) = j.recounted {
+            match self
+                .recounted
+                .iter_mut()
+                .find(|x| x.commit == r.commit && x.counted_with == r.counted_with)
+            {
+                Some(x) => {
+                    x.counts += r.counts;
+                    x.footprints += r.footprints;
+                }
+                None => self.recounted.push(r),
+            }
+        }
+    }
 }

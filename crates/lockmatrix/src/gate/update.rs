@@ -26,7 +26,8 @@ pub fn update_baselines(
     suites: Option<&[String]>,
     commit: &CommitId,
 ) -> Result<Vec<String>> {
-    update(run, baselines, targets, suites, commit, Scope::All)
+    let which = Which { targets, suites };
+    update(run, baselines, which, commit, Scope::All)
 }
 
 /// [`update_baselines`] without asking whether a real-hardware timing
@@ -41,7 +42,8 @@ pub fn record_as_is(
     suites: Option<&[String]>,
     commit: &CommitId,
 ) -> Result<Vec<String>> {
-    update(run, baselines, targets, suites, commit, Scope::AsIs)
+    let which = Which { targets, suites };
+    update(run, baselines, which, commit, Scope::AsIs)
 }
 
 /// [`update_baselines`] of the instruction counts and ordering footprints
@@ -56,7 +58,8 @@ pub fn update_counts(
     suites: Option<&[String]>,
     commit: &CommitId,
 ) -> Result<Vec<String>> {
-    update(run, baselines, targets, suites, commit, Scope::Counts)
+    let which = Which { targets, suites };
+    update(run, baselines, which, commit, Scope::Counts)
 }
 
 /// Whether a suite run's timing family, recorded as a baseline, could
@@ -129,14 +132,21 @@ enum Scope {
     AsIs,
 }
 
+/// The targets and suites of a run to record (`None`: all of them).
+#[derive(Clone, Copy)]
+struct Which<'a> {
+    targets: Option<&'a [String]>,
+    suites: Option<&'a [String]>,
+}
+
 fn update(
     run: &Run,
     baselines: &Path,
-    targets: Option<&[String]>,
-    suites: Option<&[String]>,
+    which: Which,
     commit: &CommitId,
     scope: Scope,
 ) -> Result<Vec<String>> {
+    let Which { targets, suites } = which;
     check_names(
         "target",
         targets,
@@ -214,7 +224,7 @@ fn update(
     for (t, s) in &selected {
         let path = baseline::path(baselines, &t.name, &s.suite);
         match baseline::read(baselines, &t.name, &s.suite) {
-            Ok(old) => plans.push(plan(run, t, s, path, old, commit, scope)),
+            Ok(old) => plans.push(plan(run, (t, s), (path, old), commit, scope)),
             Err(e) => refusals.push(format!("refusing to overwrite {}: {e:#}", path.display())),
         }
     }
@@ -313,10 +323,8 @@ struct Plan {
 
 fn plan(
     run: &Run,
-    t: &TargetResult,
-    s: &SuiteRun,
-    path: PathBuf,
-    old: Option<Baseline>,
+    (t, s): (&TargetResult, &SuiteRun),
+    (path, old): (PathBuf, Option<Baseline>),
     commit: &CommitId,
     scope: Scope,
 ) -> Plan {
