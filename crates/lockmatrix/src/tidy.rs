@@ -447,3 +447,47 @@ fn the_readers_find_what_they_look_for() {
         ["gate", "evaluate"]
     );
 }
+
+/// The gate's judgement touches no file and runs nothing: what it judges
+/// is read before ([`crate::gate::load`]), what it says is written after.
+#[test]
+fn the_gates_judgement_does_no_io() {
+    let pure = [
+        "gate/evaluate.rs",
+        "gate/judge.rs",
+        "gate/reference.rs",
+        "gate/report.rs",
+        "gate/verdict.rs",
+        "gate/ordering.rs",
+        "gate/miri.rs",
+        "gate/render.rs",
+    ];
+    let io = [
+        "std::fs",
+        "fs::",
+        "File::",
+        "Command",
+        "read_to_string",
+        "baseline::read",
+        "results::read",
+        "in_range(",
+        ".exists()",
+        ".is_dir()",
+        ".is_file()",
+        "env::var",
+    ];
+    let mut found = Vec::new();
+    for f in pure {
+        let code = code(Path::new(f));
+        for word in io {
+            if code.contains(word) {
+                found.push(format!("{f}: {word}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "I/O in the gate's judgement (read it in gate/load.rs):\n{}",
+        found.join("\n")
+    );
+}

@@ -274,11 +274,13 @@ impl Recount<'_> {
             self.root,
             gate.baselines.as_deref().unwrap_or(Path::new("baselines")),
         );
-        let reference = lockmatrix::gate::Reference::stored(run, &baselines)?;
+        let reference = lockmatrix::gate::load::stored(run, &baselines)?;
         for (commit, targets) in reference.to_recount(run) {
             let short = commit.short();
             // A baseline file is data: it builds only a commit of this history.
-            if !super::in_history(self.root, &reference, &commit, "HEAD")? {
+            use lockmatrix::gate::load::{in_history, InHistory};
+            if let InHistory::NotHere(why) = in_history(self.root, &reference, &commit, "HEAD")? {
+                errln!("warning: {why}");
                 if gate.require_gate {
                     bail!("counts: the baselines were counted by another compiler and their commit {short} is not in this clone");
                 }

@@ -14,8 +14,6 @@ pub mod test;
 pub mod validate_gate;
 
 use anyhow::{bail, Context, Result};
-use lockmatrix::commit::{ancestry, Ancestry, CommitId};
-use lockmatrix::gate::{evaluate, Reference};
 use lockmatrix::results::{self, Run};
 use std::path::{Path, PathBuf};
 
@@ -92,9 +90,8 @@ pub fn read_run(
     Ok((dir, run))
 }
 
-/// The gate's findings for `run`: against `baselines` when given, else
-/// the base revision of an `--against` run (`base`, or read from
-/// `<dir>/base`), else the committed `baselines/`.
+/// The gate's findings for `run` ([`lockmatrix::gate::gate`]); what it
+/// could not read is said on stderr.
 pub fn gate_report(
     root: &Path,
     run: &Run,
@@ -103,90 +100,19 @@ pub fn gate_report(
     baselines: Option<&Path>,
     opts: &lockmatrix::gate::GateOptions,
 ) -> Result<lockmatrix::gate::evaluate::GateReport> {
-    opts.check()?;
-    let read_base;
-    let reference = match (baselines, base, &run.against) {
-        (Some(b), _, _) => Reference::stored(run, &resolve(root, b))?,
-        (None, Some(base), _) => Reference::Base(base),
-        (None, None, Some(_)) => {
-            read_base = results::read(&dir.join("base"))?;
-            Reference::Base(&read_base)
-        }
-        (None, None, None) => Reference::stored(run, &root.join("baselines"))?,
+    let baselines = baselines.map(|b| resolve(root, b));
+    let g = lockmatrix::gate::Gating {
+        root,
+        run,
+        dir,
+        base,
+        baselines: baselines.as_deref(),
     };
-    // The baselines' commit counted again with this run's toolchain,
-    // where their counts came from another (`matrix` did it).
-    let recounts: Vec<Run> = match dir.join("recount").is_dir() {
-        true => results::all(&[dir.join("recount")])?
-            .runs
-            .into_iter()
-            .map(|(_, r)| r)
-            .collect(),
-        false => Vec::new(),
-    };
-    let mut reference = reference.recounted(&recounts);
-    // Trailers between the baselines' commits and the run's acknowledge
-    // ordering changes against them (an --against run recorded its own).
-    for commit in reference.baseline_commits() {
-        let Some(head) = &run.host.lockmatrix_commit else {
-            errln!(
-                "warning: no Lockmatrix-Ordering trailers read: the run records no commit (made outside git)"
-            );
-            break;
-        };
-        if !in_history(root, &reference, &commit, head.as_str())? {
-            continue;
-        }
-        match lockmatrix::acknowledge::in_range(root, &commit, head.as_str()) {
-            Ok(acks) => reference.acknowledge(acks),
-            Err(e) => errln!(
-                "warning: no Lockmatrix-Ordering trailers read since the baselines' commit {}: {e}",
-                commit.short()
-            ),
-        }
+    let gated = lockmatrix::gate::gate(&g, opts)?;
+    for w in &gated.warnings {
+        errln!("warning: {w}");
     }
-    evaluate(run, &reference, opts)
-}
-
-/// Whether a baseline's `commit` may be used with `head` (`HEAD`, or the
-/// run's commit): only an ancestor may start a trailer range or be built
-/// for a recount, as a baseline file is reviewed as data and must not
-/// choose which code runs or which commits acknowledge a change. One that
-/// is not is bad input naming its files; one this clone lacks (a shallow
-/// clone) is `false`, with a warning saying so.
-pub fn in_history(
-    root: &Path,
-    reference: &Reference,
-    commit: &CommitId,
-    head: &str,
-) -> Result<bool> {
-    let files = || -> String {
-        let files = reference.files_at(commit);
-        let mut shown: Vec<String> = files
-            .iter()
-            .take(3)
-            .map(|f| f.display().to_string())
-            .collect();
-        if files.len() > 3 {
-            shown.push(format!("and {} more", files.len() - 3));
-        }
-        shown.join(", ")
-    };
-    match ancestry(root, commit, head) {
-        Ancestry::Ancestor => Ok(true),
-        Ancestry::NotAncestor => bail!(
-            "{}: commit {commit}: not an ancestor of {}: a baseline's commit must be in the history it is compared with (recorded on another branch? record the baselines again on this one)",
-            files(),
-            if head == "HEAD" { "HEAD" } else { &head[..head.len().min(12)] },
-        ),
-        Ancestry::Unknown(why) => {
-            errln!(
-                "warning: the baselines' commit {} is not in this clone ({why}): it is not used (fetch it, e.g. `git fetch --unshallow`)",
-                commit.short()
-            );
-            Ok(false)
-        }
-    }
+    Ok(gated.report)
 }
 
 /// Compares `run` with its reference ([`gate_report`]), prints and writes

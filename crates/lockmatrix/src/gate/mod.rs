@@ -20,6 +20,7 @@
 pub mod baseline;
 pub mod evaluate;
 mod judge;
+pub mod load;
 pub mod miri;
 pub mod ordering;
 mod reference;
@@ -33,6 +34,7 @@ pub mod verdict;
 mod tests;
 
 pub use evaluate::{evaluate, Reference};
+pub use load::{gate, Gated, Gating};
 pub use update::update_baselines;
 
 pub use crate::family::GateOptions;

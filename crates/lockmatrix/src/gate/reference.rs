@@ -11,7 +11,6 @@ use crate::commit::CommitId;
 use crate::name::Name;
 use crate::protocol::Better;
 use crate::results::{Run, Status, SuiteRun, TargetResult};
-use anyhow::Result;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -66,32 +65,6 @@ impl<'a> Reference<'a> {
 }
 
 impl Reference<'_> {
-    /// Reads the baselines of every `(target, suite)` of `run` from `dir`
-    /// (`baselines/<target>/<suite>.json`). A file that cannot be read is
-    /// an error naming it (bad input); nothing is ever written.
-    pub fn stored(run: &Run, dir: &Path) -> Result<Reference<'static>> {
-        if dir.exists() && !dir.is_dir() {
-            anyhow::bail!(
-                "{}: not a directory (expected baselines/<target>/<suite>.json)",
-                dir.display()
-            );
-        }
-        let mut files = BTreeMap::new();
-        for t in &run.targets {
-            for s in &t.suites {
-                // A corrupt baseline is bad input: nothing is compared.
-                let read = baseline::read(dir, &t.name, &s.suite)?;
-                files.insert((t.name.clone(), s.suite.clone()), read);
-            }
-        }
-        Ok(Reference::Stored {
-            dir: dir.display().to_string(),
-            files,
-            acknowledged: Vec::new(),
-            recounts: Vec::new(),
-        })
-    }
-
     /// The `(commit, targets)` whose stored counts do not compare with
     /// `run`'s (another compiler, emulator release or CPU choice built or
     /// counted them) and are worth counting again with this run's

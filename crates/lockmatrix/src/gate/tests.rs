@@ -256,7 +256,7 @@ fn gate(name: &str, base: &Run, head: &Run) -> (GateReport, PathBuf) {
 
 /// `head` gated against the baselines under `dir`.
 fn stored(head: &Run, dir: &Path) -> GateReport {
-    let reference = Reference::stored(head, dir).unwrap();
+    let reference = super::load::stored(head, dir).unwrap();
     evaluate(head, &reference, &GateOptions::default()).unwrap()
 }
 
@@ -431,7 +431,7 @@ fn gate_a_corrupt_baseline_is_a_named_error_and_is_never_modified() {
     std::fs::write(&path, garbage).unwrap();
 
     // Bad input: nothing is compared, and the error names the file.
-    let what = format!("{:#}", Reference::stored(&r, &dir).err().unwrap());
+    let what = format!("{:#}", super::load::stored(&r, &dir).err().unwrap());
     assert!(
         what.starts_with(&format!("{}: corrupt baseline", path.display())),
         "{what}"
@@ -873,7 +873,7 @@ fn gate_bad_options_are_exit_2() {
             ..Default::default()
         },
     ] {
-        let reference = Reference::stored(&r, Path::new("/nonexistent")).unwrap();
+        let reference = super::load::stored(&r, Path::new("/nonexistent")).unwrap();
         let err = evaluate(&r, &reference, &opts).unwrap_err();
         assert!(err.to_string().starts_with("gate "), "{err}");
     }
@@ -1467,11 +1467,11 @@ fn gate_the_same_binary_compares_whatever_the_labels_say() {
     let relabelled = side("rustc 1.96.0", "aaaa");
     let report = stored(&relabelled, &dir);
     assert_eq!(report.counts_compared, 1, "{}", report.terminal());
-    let reference = Reference::stored(&relabelled, &dir).unwrap();
+    let reference = super::load::stored(&relabelled, &dir).unwrap();
     assert!(reference.to_recount(&relabelled).is_empty());
     let rebuilt = side("rustc 1.96.0", "bbbb");
     assert_eq!(stored(&rebuilt, &dir).counts_compared, 0);
-    let reference = Reference::stored(&rebuilt, &dir).unwrap();
+    let reference = super::load::stored(&rebuilt, &dir).unwrap();
     let want: std::collections::BTreeMap<crate::commit::CommitId, Vec<crate::name::Name>> =
         [(crate::commit::test_id("old"), vec!["aarch64".into()])].into();
     assert_eq!(reference.to_recount(&rebuilt), want);

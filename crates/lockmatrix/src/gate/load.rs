@@ -1,0 +1,165 @@
+//! What the gate is given, read before it runs: the stored baselines of a
+//! run's targets and suites, the recounts a matrix made of their commits,
+//! the `Lockmatrix-Ordering:` trailers since them, or the base revision's
+//! run. Every file and git read of the gate is here; [`super::evaluate`]
+//! only judges what this gives it.
+
+use super::baseline;
+use super::evaluate::{evaluate, GateReport};
+use super::reference::Reference;
+use super::GateOptions;
+use crate::commit::{ancestry, Ancestry, CommitId};
+use crate::results::{self, Run};
+use anyhow::{bail, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A run to gate: the checkout it belongs to, where it is recorded, the
+/// base revision's run made beside it (if the caller has it), and the
+/// baselines to use instead of the run's own reference.
+pub struct Gating<'a> {
+    pub root: &'a Path,
+    pub run: &'a Run,
+    pub dir: &'a Path,
+    pub base: Option<&'a Run>,
+    pub baselines: Option<&'a Path>,
+}
+
+/// The gate's verdict, and what it could not read (said, never fatal).
+pub struct Gated {
+    pub report: GateReport,
+    pub warnings: Vec<String>,
+}
+
+/// Gates `g.run`: against `g.baselines` when given, else the base revision
+/// of an `--against` run (`g.base`, or read from `<dir>/base`), else the
+/// committed `baselines/`, with the recounts in `<dir>/recount` standing
+/// in for counts another compiler made.
+pub fn gate(g: &Gating, opts: &GateOptions) -> Result<Gated> {
+    opts.check()?;
+    let mut warnings = Vec::new();
+    let run = g.run;
+    let read_base;
+    let reference = match (g.baselines, g.base, &run.against) {
+        (Some(b), _, _) => stored(run, b)?,
+        (None, Some(base), _) => Reference::Base(base),
+        (None, None, Some(_)) => {
+            read_base = results::read(&g.dir.join("base"))?;
+            Reference::Base(&read_base)
+        }
+        (None, None, None) => stored(run, &g.root.join("baselines"))?,
+    };
+    let recounts = recounts(g.dir)?;
+    let mut reference = reference.recounted(&recounts);
+    // Trailers between the baselines' commits and the run's acknowledge
+    // ordering changes against them (an --against run recorded its own).
+    for commit in reference.baseline_commits() {
+        let Some(head) = &run.host.lockmatrix_commit else {
+            warnings.push(
+                "no Lockmatrix-Ordering trailers read: the run records no commit (made outside git)"
+                    .into(),
+            );
+            break;
+        };
+        if let InHistory::NotHere(why) = in_history(g.root, &reference, &commit, head.as_str())? {
+            warnings.push(why);
+            continue;
+        }
+        match crate::acknowledge::in_range(g.root, &commit, head.as_str()) {
+            Ok(acks) => reference.acknowledge(acks),
+            Err(e) => warnings.push(format!(
+                "no Lockmatrix-Ordering trailers read since the baselines' commit {}: {e}",
+                commit.short()
+            )),
+        }
+    }
+    Ok(Gated {
+        report: evaluate(run, &reference, opts)?,
+        warnings,
+    })
+}
+
+/// The baselines of every `(target, suite)` of `run` in `dir`
+/// (`<dir>/<target>/<suite>.json`). A file that cannot be read is an error
+/// naming it (bad input); nothing is ever written.
+pub fn stored(run: &Run, dir: &Path) -> Result<Reference<'static>> {
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "{}: not a directory (expected baselines/<target>/<suite>.json)",
+            dir.display()
+        );
+    }
+    let mut files = BTreeMap::new();
+    for t in &run.targets {
+        for s in &t.suites {
+            // A corrupt baseline is bad input: nothing is compared.
+            let read = baseline::read(dir, &t.name, &s.suite)?;
+            files.insert((t.name.clone(), s.suite.clone()), read);
+        }
+    }
+    Ok(Reference::Stored {
+        dir: dir.display().to_string(),
+        files,
+        acknowledged: Vec::new(),
+        recounts: Vec::new(),
+    })
+}
+
+/// The runs a matrix made of the baselines' commits with its own
+/// toolchain (`<dir>/recount/`), where another compiler counted them.
+pub fn recounts(dir: &Path) -> Result<Vec<Run>> {
+    let at: PathBuf = dir.join("recount");
+    if !at.is_dir() {
+        return Ok(Vec::new());
+    }
+    Ok(results::all(&[at])?
+        .runs
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect())
+}
+
+/// Whether a baseline's `commit` may be used with `head` (`HEAD`, or the
+/// run's commit): only an ancestor may start a trailer range or be built
+/// for a recount, as a baseline file is reviewed as data and must not
+/// choose which code runs or which commits acknowledge a change. One that
+/// is not is bad input naming its files; one this clone lacks (a shallow
+/// clone) is not used, and said.
+pub fn in_history(
+    root: &Path,
+    reference: &Reference,
+    commit: &CommitId,
+    head: &str,
+) -> Result<InHistory> {
+    let files = || -> String {
+        let files = reference.files_at(commit);
+        let mut shown: Vec<String> = files
+            .iter()
+            .take(3)
+            .map(|f| f.display().to_string())
+            .collect();
+        if files.len() > 3 {
+            shown.push(format!("and {} more", files.len() - 3));
+        }
+        shown.join(", ")
+    };
+    match ancestry(root, commit, head) {
+        Ancestry::Ancestor => Ok(InHistory::Yes),
+        Ancestry::NotAncestor => bail!(
+            "{}: commit {commit}: not an ancestor of {}: a baseline's commit must be in the history it is compared with (recorded on another branch? record the baselines again on this one)",
+            files(),
+            if head == "HEAD" { "HEAD" } else { &head[..head.len().min(12)] },
+        ),
+        Ancestry::Unknown(why) => Ok(InHistory::NotHere(format!(
+            "the baselines' commit {} is not in this clone ({why}): it is not used (fetch it, e.g. `git fetch --unshallow`)",
+            commit.short()
+        ))),
+    }
+}
+
+/// Whether a baseline's commit may be used ([`in_history`]).
+pub enum InHistory {
+    Yes,
+    /// This clone lacks it: why, to say.
+    NotHere(String),
+}
