@@ -74,6 +74,7 @@ impl Observer for Terminal {
                 errln!("building the base revision {rev} ({})", tree.display())
             }
             Event::Warning(what) => errln!("warning: {what}"),
+            Event::Note(what) => errln!("{what}"),
             Event::Phase { name, steps } => *phase = Some(Phase::new(name, steps)),
             Event::StepStarted(step) => match phase.as_mut() {
                 Some(p) if p.bar.is_some() => {

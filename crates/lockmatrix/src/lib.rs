@@ -43,6 +43,7 @@ pub mod file;
 pub mod footprint;
 pub mod gate;
 pub mod host;
+pub mod job;
 pub mod matrix;
 pub mod miri;
 pub mod model;

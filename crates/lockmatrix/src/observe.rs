@@ -34,6 +34,9 @@ pub enum Event<'a> {
     PhaseDone,
     /// Something that did not stop the run but the user should know.
     Warning(&'a str),
+    /// What the run is doing or did, one line (the crate measured, a
+    /// recount and its cost).
+    Note(&'a str),
 }
 
 /// Receives the events, from several threads at once (two targets build

@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &["miri"],
     &["results"],
     &["matrix", "gate"],
-    &["report", "ci"],
+    &["report", "ci", "job"],
 ];
 
 /// Files that are tests themselves.

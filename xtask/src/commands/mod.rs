@@ -133,6 +133,17 @@ pub fn gate_run(
         args.baselines.as_deref(),
         &args.options(),
     )?;
+    show_gate(run, &report, &outputs, args)
+}
+
+/// Prints the gate's report and writes it where asked; returns whether
+/// the gate passed (NOT GATED passes unless `--require-gate`).
+pub fn show_gate(
+    run: &Run,
+    report: &lockmatrix::gate::evaluate::GateReport,
+    outputs: &crate::flags::GateOutputs,
+    args: &crate::flags::GateArgs,
+) -> Result<bool> {
     out!("\n{}", report.terminal());
     if let Some(d) = &outputs.json {
         d.write(&serde_json::to_string_pretty(&report.json())?)?;
