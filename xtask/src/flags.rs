@@ -253,6 +253,13 @@ pub struct MatrixArgs {
     /// Podman or Docker image with Debian's toolchain; docs/containers.md)
     #[arg(long, default_value = "auto", value_name = "BACKEND")]
     pub backend: lockmatrix::container::Backend,
+    /// Print every table of the run and the gate's full report, not the
+    /// findings alone
+    #[arg(long)]
+    pub tables: bool,
+    /// Do not write the run's HTML report (results/<run>/report.html)
+    #[arg(long)]
+    pub no_html: bool,
     /// Report the comparison with the baselines but never fail on it
     #[arg(long)]
     pub no_gate: bool,

@@ -19,9 +19,9 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     }
     let setup = Installer;
     let finished = job.run(&setup, &progress::Terminal::default())?;
-    show(&finished);
+    show(&finished, args.tables);
     let targets_ok = finished.targets_ok();
-    Ok(match &finished.end {
+    let passed = match &finished.end {
         End::NothingRan { why, answered } => {
             if !answered {
                 anyhow::bail!("nothing ran: {why}");
@@ -37,13 +37,43 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
             for w in &gated.warnings {
                 errln!("warning: {w}");
             }
-            let gate_ok = super::show_gate(&finished.run, &gated.report, &outputs, &args.gate)?;
+            let full = args.tables;
+            let gate_ok =
+                super::show_gate(&finished.run, &gated.report, &outputs, (&args.gate, full))?;
             if args.no_gate && !gate_ok {
                 outln!("--no-gate: the comparison above does not change the exit status");
             }
             targets_ok && (args.no_gate || gate_ok)
         }
-    })
+    };
+    if !args.no_html {
+        html(&finished)?;
+    }
+    if !args.tables {
+        let dir = finished.dir.display();
+        outln!("all tables: cargo xtask report {dir} (the seeds': --tables); the gate in full: cargo xtask gate {dir}");
+    }
+    Ok(passed)
+}
+
+/// `results/<run>/report.html`: the run's page, written with every run
+/// (`--no-html` leaves it out), and where it is.
+fn html(f: &Finished) -> Result<()> {
+    let gate = match &f.end {
+        End::Gated(g) => Some(&g.report),
+        _ => None,
+    };
+    let started = std::time::Instant::now();
+    let page = lockmatrix::report::html::render(&f.run, gate);
+    let path = f.dir.join("report.html");
+    lockmatrix::file::replace(&path, &page)?;
+    outln!(
+        "report: {} ({} KB, written in {:.1}s)",
+        path.display(),
+        page.len() / 1024,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 /// The flags as the library takes them, paths resolved from where the
@@ -102,14 +132,17 @@ impl SetUp for Installer {
     }
 }
 
-/// A finished run's tables, targets and where it is.
-fn show(f: &Finished) {
+/// A finished run's targets and where it is; with `--tables` every table
+/// of the run first (the default keeps the terminal to the findings).
+fn show(f: &Finished, tables: bool) {
     let run = &f.run;
-    out!("{}", table::timings(run));
-    out!("{}", table::footprints(run));
-    out!("{}", table::models(run));
-    out!("{}", table::miri(run));
-    out!("{}", table::lock_crates(run));
+    if tables {
+        out!("{}", table::timings(run));
+        out!("{}", table::footprints(run));
+        out!("{}", table::models(run));
+        out!("{}", table::miri(run));
+        out!("{}", table::lock_crates(run));
+    }
     outln!("\n{}", table::status(run));
     outln!("{}", table::summary(run));
     outln!("results: {}", f.dir.join("run.json").display());

@@ -133,18 +133,22 @@ pub fn gate_run(
         args.baselines.as_deref(),
         &args.options(),
     )?;
-    show_gate(run, &report, &outputs, args)
+    show_gate(run, &report, &outputs, (args, true))
 }
 
-/// Prints the gate's report and writes it where asked; returns whether
-/// the gate passed (NOT GATED passes unless `--require-gate`).
+/// Prints the gate's report (in full, or its findings alone) and writes
+/// it where asked; returns whether the gate passed (NOT GATED passes
+/// unless `--require-gate`).
 pub fn show_gate(
     run: &Run,
     report: &lockmatrix::gate::evaluate::GateReport,
     outputs: &crate::flags::GateOutputs,
-    args: &crate::flags::GateArgs,
+    (args, full): (&crate::flags::GateArgs, bool),
 ) -> Result<bool> {
-    out!("\n{}", report.terminal());
+    match full {
+        true => out!("\n{}", report.terminal()),
+        false => out!("\n{}", report.brief()),
+    }
     if let Some(d) = &outputs.json {
         d.write(&serde_json::to_string_pretty(&report.json())?)?;
     }

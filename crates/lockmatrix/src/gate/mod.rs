@@ -18,6 +18,7 @@
 //! - [`update`]: `baseline update`.
 
 pub mod baseline;
+mod brief;
 pub mod evaluate;
 mod judge;
 pub mod load;

@@ -290,13 +290,9 @@ impl GateReport {
             line = format!("{crates}: {}\n{line}", self.crate_changes().join(", "));
         }
         if outcome == Outcome::NotGated {
-            let mut advice = self.timing_advice();
-            if self.counts_with_reference > self.counts_compared {
-                advice.push("count both sides with one compiler: `cargo xtask matrix` recounts the baselines' commit with this machine's, or `--against <base>` builds both here".into());
-            }
-            let advice = match advice.is_empty() {
-                true => String::new(),
-                false => format!("; to gate here, {}", advice.join("; ")),
+            let advice = match self.advice() {
+                a if a.is_empty() => String::new(),
+                a => format!("; to gate here, {}", a.join("; ")),
             };
             line.push_str(&format!(
                 "\nNOT GATED: {}{advice}; --require-gate makes this exit 1",
@@ -304,5 +300,14 @@ impl GateReport {
             ));
         }
         line
+    }
+
+    /// What would make what was not gated gate, each the flag and value.
+    pub(super) fn advice(&self) -> Vec<String> {
+        let mut advice = self.timing_advice();
+        if self.counts_with_reference > self.counts_compared {
+            advice.push("count both sides with one compiler: `cargo xtask matrix` recounts the baselines' commit with this machine's, or `--against <base>` builds both here".into());
+        }
+        advice
     }
 }
