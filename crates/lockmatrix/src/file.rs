@@ -220,6 +220,41 @@ pub fn replace(path: &Path, text: &str) -> Result<(), FileError> {
     })
 }
 
+/// The hash of `head` and every file of `files` under `root` (each by its
+/// path relative to `root` and its content's hash): a key that moves when
+/// any of them changes, and only then.
+pub fn files_hash(head: &str, root: &Path, files: &[PathBuf]) -> Result<String, FileError> {
+    let mut all = head.to_string();
+    for p in files {
+        let bytes = std::fs::read(p).map_err(|error| FileError::Io {
+            path: p.clone(),
+            doing: "cannot read",
+            error,
+        })?;
+        let rel = p.strip_prefix(root).unwrap_or(p);
+        all.push_str(&format!("{}\0{}\0", rel.display(), sha256(&bytes)));
+    }
+    Ok(sha256(all.as_bytes()))
+}
+
+/// A JSON value kept under `dir/<key>.json`, if there is a readable one
+/// (a damaged entry is as good as none: what it held is made again).
+pub fn load_json<T: serde::de::DeserializeOwned>(dir: &Path, key: &str) -> Option<T> {
+    let text = std::fs::read_to_string(dir.join(format!("{key}.json"))).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Keeps `value` as `dir/<key>.json`, whole ([`replace`]).
+pub fn store_json<T: serde::Serialize>(dir: &Path, key: &str, value: &T) -> Result<(), FileError> {
+    std::fs::create_dir_all(dir).map_err(|error| FileError::Io {
+        path: dir.into(),
+        doing: "cannot create",
+        error,
+    })?;
+    let text = serde_json::to_string_pretty(value).expect("a cache entry serialises");
+    replace(&dir.join(format!("{key}.json")), &text)
+}
+
 /// The marker in the name of a temporary file [`stage`] makes:
 /// `.<name>.tmp-<pid>`.
 const TMP_MARK: &str = ".tmp-";

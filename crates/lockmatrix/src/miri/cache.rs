@@ -80,31 +80,19 @@ pub fn sources(tree: &Path, suite: &str) -> Result<Vec<PathBuf>, MiriError> {
 
 /// The key of `suite`'s check in `tree` with Miri `version`.
 pub fn key(tree: &Path, suite: &str, version: &str) -> Result<String, MiriError> {
-    let mut all = format!(
+    let all = format!(
         "lockmatrix miri cache {FORMAT}\0{version}\0{}\0{suite}\0",
         super::run::FLAGS
     );
-    for p in sources(tree, suite)? {
-        let bytes = std::fs::read(&p).map_err(|e| MiriError::io(&p, e))?;
-        let rel = p.strip_prefix(tree).unwrap_or(&p);
-        all.push_str(&format!(
-            "{}\0{}\0",
-            rel.display(),
-            crate::file::sha256(&bytes)
-        ));
-    }
-    Ok(crate::file::sha256(all.as_bytes()))
+    let files = sources(tree, suite)?;
+    crate::file::files_hash(&all, tree, &files)
+        .map_err(|e| MiriError::io(tree, std::io::Error::other(e.to_string())))
 }
 
-fn path(key: &str) -> Result<PathBuf, MiriError> {
-    Ok(dir()?.join(format!("{key}.json")))
-}
-
-/// The entry kept under `key`, if there is a readable one of this format
-/// (a damaged one is as good as none: the suite is checked again).
+/// The entry kept under `key`, if there is a readable one of this format.
+/// A damaged entry is as good as none: it is checked again.
 pub fn load(key: &str) -> Option<Entry> {
-    let text = std::fs::read_to_string(path(key).ok()?).ok()?;
-    let mut entry: Entry = serde_json::from_str(&text).ok()?;
+    let mut entry: Entry = crate::file::load_json(&dir().ok()?, key)?;
     if entry.format != FORMAT {
         return None;
     }
@@ -113,12 +101,9 @@ pub fn load(key: &str) -> Option<Entry> {
 }
 
 pub fn store(key: &str, entry: &Entry) -> Result<(), MiriError> {
-    let p = path(key)?;
     let dir = dir()?;
-    std::fs::create_dir_all(&dir).map_err(|e| MiriError::io(&dir, e))?;
-    let text = serde_json::to_string_pretty(entry).expect("an entry serialises");
-    crate::file::replace(&p, &text)
-        .map_err(|e| MiriError::io(&p, std::io::Error::other(format!("{e:#}"))))
+    crate::file::store_json(&dir, key, entry)
+        .map_err(|e| MiriError::io(&dir, std::io::Error::other(e.to_string())))
 }
 
 #[cfg(test)]

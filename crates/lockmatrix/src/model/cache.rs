@@ -102,31 +102,18 @@ pub fn key(
             .into_iter()
             .filter(|p| !others.contains(p)),
     );
-    let mut all = format!(
+    let all = format!(
         "lockmatrix model cache {FORMAT}\0{compiler}\0{}\0",
         features.join(",")
     );
-    for p in &paths {
-        let bytes = std::fs::read(p).map_err(|e| ModelError::io(p, e))?;
-        let rel = p.strip_prefix(root).unwrap_or(p);
-        all.push_str(&format!(
-            "{}\0{}\0",
-            rel.display(),
-            crate::file::sha256(&bytes)
-        ));
-    }
-    Ok(crate::file::sha256(all.as_bytes()))
-}
-
-fn path(key: &str) -> Result<PathBuf, ModelError> {
-    Ok(dir()?.join(format!("{key}.json")))
+    crate::file::files_hash(&all, root, &paths)
+        .map_err(|e| ModelError::io(root, std::io::Error::other(e.to_string())))
 }
 
 /// The entry kept under `key`, if there is a readable one of this format.
-/// A damaged entry is as good as none: the lock is checked again.
+/// A damaged entry is as good as none: it is checked again.
 pub fn load(key: &str) -> Option<Entry> {
-    let text = std::fs::read_to_string(path(key).ok()?).ok()?;
-    let mut entry: Entry = serde_json::from_str(&text).ok()?;
+    let mut entry: Entry = crate::file::load_json(&dir().ok()?, key)?;
     if entry.format != FORMAT {
         return None;
     }
@@ -135,12 +122,9 @@ pub fn load(key: &str) -> Option<Entry> {
 }
 
 pub fn store(key: &str, entry: &Entry) -> Result<(), ModelError> {
-    let p = path(key)?;
     let dir = dir()?;
-    std::fs::create_dir_all(&dir).map_err(|e| ModelError::io(&dir, e))?;
-    let text = serde_json::to_string_pretty(entry).expect("an entry serialises");
-    crate::file::replace(&p, &text)
-        .map_err(|e| ModelError::io(&p, std::io::Error::other(format!("{e:#}"))))
+    crate::file::store_json(&dir, key, entry)
+        .map_err(|e| ModelError::io(&dir, std::io::Error::other(e.to_string())))
 }
 
 #[cfg(test)]
