@@ -89,7 +89,7 @@ impl GateReport {
             }
         };
         kind(
-            "CHECK",
+            "CHECK FAILED",
             (self.failed_checks.iter())
                 .map(|c| {
                     format!(
@@ -115,11 +115,11 @@ impl GateReport {
             self.with(Verdict::Regression).map(cell_change).collect(),
         );
         kind(
-            "ORDERING",
+            "ORDERING CHANGED",
             self.unacknowledged().map(|c| c.line()).collect(),
         );
         kind(
-            "MODEL",
+            "MODEL CHECK VIOLATED",
             (self.models.violated.iter())
                 .map(|v| format!("{}/{} `{}`: {}", v.suite, v.lock, v.model, v.failure))
                 .chain(
@@ -142,6 +142,16 @@ impl GateReport {
             self.with(Verdict::Inconclusive)
                 .filter(|c| c.family)
                 .map(cell_change)
+                .collect(),
+        );
+        // Never failing, but what a reviewer reads the trailer for.
+        kind(
+            "ORDERING CHANGED, ACKNOWLEDGED",
+            (self.ordering.iter())
+                .filter_map(|c| {
+                    let ack = c.acknowledged.as_ref()?;
+                    Some(format!("{} [{}]", c.line(), ack.describe()))
+                })
                 .collect(),
         );
         out
