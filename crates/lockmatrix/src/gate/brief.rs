@@ -50,16 +50,10 @@ impl GateReport {
         // The verdict as the full report says it (the crate's changes
         // first), wrapped; what was not gated with its causes cut to the
         // fields that differ, and what would gate it.
-        let verdict = self.verdict_line();
-        lines.extend(
-            verdict
-                .lines()
-                .take_while(|l| !l.starts_with("NOT GATED: "))
-                .flat_map(wrap),
-        );
+        lines.extend(self.verdict_head().lines().flat_map(wrap));
         if self.outcome() == Outcome::NotGated {
             let reasons: Vec<String> = self.not_gated().iter().map(|w| shorten_causes(w)).collect();
-            lines.extend(wrap(&format!("NOT GATED: {}", reasons.join("; "))));
+            lines.extend(wrap(&format!("  not gated: {}", reasons.join("; "))));
             let advice = self.advice();
             if !advice.is_empty() {
                 lines.extend(wrap(&format!("  to gate here, {}", advice.join("; "))));
@@ -230,6 +224,10 @@ fn short_number(x: f64) -> String {
 fn differing_fields(note: &str) -> String {
     let mut fields: Vec<String> = Vec::new();
     for part in note.split("; ") {
+        if part.starts_with("not comparable") {
+            // The cell's values too: said by its own verdict elsewhere.
+            continue;
+        }
         let field = if let Some((name, _)) = part.split_once(": baseline `") {
             name.to_string()
         } else if part.starts_with("the baseline's testbed is unknown") {
@@ -243,7 +241,7 @@ fn differing_fields(note: &str) -> String {
             fields.push(field);
         }
     }
-    format!("differs ({})", fields.join(", "))
+    format!("testbed differs ({})", fields.join(", "))
 }
 
 /// A not-gated reason with its causes' testbed details cut to field
@@ -254,7 +252,7 @@ fn shorten_causes(why: &str) -> String {
             let inner = rest.strip_suffix(')').unwrap_or(rest);
             match inner.split_once(": ") {
                 Some((count, note)) if note.contains(": baseline `") => {
-                    format!("{head} ({count}: testbed {})", differing_fields(note))
+                    format!("{head} ({count}: {})", differing_fields(note))
                 }
                 _ => why.to_string(),
             }
@@ -304,7 +302,7 @@ mod tests {
         let note = "compiler: baseline `rustc 1.85.0 (4d91de4e4 2025-02-17)`, run `rustc 1.95.0`; machine: baseline `not recorded`, run `5279e2bd2ddcb36a`; the run's testbed is unknown: it ran in a container (kvm, container podman), whose machine id is its image's (name a dedicated machine with LOCKMATRIX_TESTBED=<name>)";
         assert_eq!(
             differing_fields(note),
-            "differs (compiler, machine, this machine's testbed unknown)"
+            "testbed differs (compiler, machine, this machine's testbed unknown)"
         );
         let long = "x".repeat(400);
         assert_eq!(fit(&long).chars().count(), WIDTH);

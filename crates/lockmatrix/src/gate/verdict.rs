@@ -229,7 +229,7 @@ impl GateReport {
         counts.into_iter().chain(timings).collect()
     }
 
-    pub fn verdict_line(&self) -> String {
+    pub fn verdict_head(&self) -> String {
         let outcome = self.outcome();
         let fewer = self
             .with(Verdict::Improvement)
@@ -289,7 +289,14 @@ impl GateReport {
         if let Some(crates) = &self.crates {
             line = format!("{crates}: {}\n{line}", self.crate_changes().join(", "));
         }
-        if outcome == Outcome::NotGated {
+        line
+    }
+
+    /// [`GateReport::verdict_line`] with, when NOT GATED, what was not
+    /// gated and what would gate it.
+    pub fn verdict_line(&self) -> String {
+        let mut line = self.verdict_head();
+        if self.outcome() == Outcome::NotGated {
             let advice = match self.advice() {
                 a if a.is_empty() => String::new(),
                 a => format!("; to gate here, {}", a.join("; ")),
