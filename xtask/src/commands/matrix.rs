@@ -51,7 +51,8 @@ pub fn run(root: &Path, args: MatrixArgs) -> Result<bool> {
     }
     if !args.tables {
         let dir = finished.dir.display();
-        outln!("all tables: cargo xtask report {dir} (the seeds': --tables); the gate in full: cargo xtask gate {dir}");
+        outln!("every table: cargo xtask report {dir} (the seeds': --tables)");
+        outln!("the gate in full: cargo xtask gate {dir}");
     }
     Ok(passed)
 }

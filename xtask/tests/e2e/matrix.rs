@@ -405,3 +405,70 @@ fn the_broken_lock_is_caught_on_native_x86_64() {
         "{reason}"
     );
 }
+
+/// The default terminal report is sized for a person: every line at most
+/// 160 characters (two rows of an 80-column terminal), no line printed
+/// twice, the status table, the verdict and where the HTML report is (the
+/// page written, whole); `--tables` adds every table and the gate's full
+/// report, which the default leaves out.
+#[test]
+fn the_default_report_fits_a_terminal_and_names_its_html_page() {
+    let _cpus = shared_cpus();
+    let args = [
+        "--targets",
+        "x86_64,aarch64,powerpc64,mips32",
+        "--suites",
+        "spinlock",
+        "--rounds",
+        "1",
+    ];
+    let (out, _, run_dir) = matrix("brief", &args);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout).to_string();
+    let wide: Vec<&str> = shown.lines().filter(|l| l.chars().count() > 160).collect();
+    assert!(wide.is_empty(), "lines wider than 160: {wide:#?}");
+    let mut seen = std::collections::BTreeSet::new();
+    let twice: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.chars().any(|c| c.is_alphanumeric()))
+        .filter(|l| !seen.insert(*l))
+        .collect();
+    assert!(twice.is_empty(), "printed twice: {twice:#?}\n{shown}");
+    for want in [
+        "target",
+        "4 ok, 0 failed",
+        "40/40 instruction counts compared exactly",
+        "models: ",
+    ] {
+        assert!(shown.contains(want), "no `{want}` in\n{shown}");
+    }
+    // The seeds' and timing tables are not in the default report.
+    assert!(!shown.contains("ticks_per_acquire"), "{shown}");
+    let page = run_dir.join("report.html");
+    assert!(
+        shown.contains(&format!("report: {}", page.display())),
+        "{shown}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    assert!(html.contains("aarch64") && html.contains("mips32"));
+    let lines = shown.lines().count();
+
+    // --tables: today's full output, far longer, the gate's sections in it.
+    let mut full = args.to_vec();
+    full.push("--tables");
+    full.push("--no-html");
+    let (out, _, run_dir) = matrix("tables", &full);
+    assert!(out.status.success(), "{}", text(&out));
+    let tables = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        tables.contains("ticks_per_acquire") && tables.contains("gate: "),
+        "{tables}"
+    );
+    assert!(
+        tables.lines().count() > 2 * lines,
+        "{lines} lines, and with --tables {}",
+        tables.lines().count()
+    );
+    assert!(!run_dir.join("report.html").exists());
+}
