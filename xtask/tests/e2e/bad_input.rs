@@ -493,7 +493,12 @@ fn a_huge_value_in_a_baseline_is_a_value() {
         s.sort_by(f64::total_cmp);
         c["summary"]["max"] = Value::from(*s.last().unwrap());
         c["summary"]["min"] = Value::from(s[0]);
-        c["summary"]["median"] = Value::from(s[s.len() / 2]);
+        let n = s.len();
+        let median = match n % 2 {
+            1 => s[n / 2],
+            _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+        };
+        c["summary"]["median"] = Value::from(median);
     });
     let (out, _) = lab.case(
         &["gate", "{run}", "--baselines", "{baselines}"],
@@ -912,7 +917,7 @@ fn a_base_revision_that_does_not_build_fails_the_gate_by_name() {
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     says(&out, &format!("the base revision {} failed", &root[..12]));
-    says(&out, "=> FAIL");
+    says(&out, "\nFAIL: ");
 }
 
 #[test]

@@ -44,7 +44,8 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
             "--suites",
             "atomic",
             "--rounds",
-            "8",
+            "30",
+            "--tables",
             "--results",
             s(&results),
             "--baselines",
@@ -206,6 +207,7 @@ fn against_head_on_an_unchanged_tree_passes() {
         "HEAD",
         "--rounds",
         "4",
+        "--tables",
         "--results",
         s(&dir),
     ]);
@@ -222,7 +224,8 @@ fn against_head_on_an_unchanged_tree_passes() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("4 pairs cannot reach the per-cell level: record more with --rounds"),
+        stdout.contains("1 not gated: 4 pairs cannot reach p < 5.0e-2 (smallest p ")
+            && stdout.contains("run more pairs (--rounds)"),
         "{stdout}"
     );
     let run = std::fs::read_dir(&dir)

@@ -248,7 +248,7 @@ fn a_baseline_commit_off_this_history_is_never_built_for_a_recount() {
     );
     assert!(!text(&out).contains("--against"), "{}", text(&out));
     assert!(!marker.exists(), "the side commit's build script ran");
-    let worktree = lockmatrix_cache().join("worktrees").join(&side);
+    let worktree = worktree_in(&lockmatrix_cache(), &repo, &side);
     assert!(!worktree.exists(), "{} checked out", worktree.display());
     std::fs::remove_dir_all(&work).unwrap();
 }
@@ -260,12 +260,25 @@ fn lockmatrix_cache() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/lockmatrix"))
 }
 
+/// Where `cache` keeps the worktree of `commit` for the repository at
+/// `repo`: `worktrees/<the first 8 bytes of the sha256 of its real git
+/// directory, in hex>/<commit>`, as the cache's layout is documented.
+fn worktree_in(cache: &Path, repo: &Path, commit: &str) -> PathBuf {
+    let common = git(
+        repo,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    );
+    let real = std::fs::canonicalize(common.trim()).unwrap();
+    let key = &sha256_hex(real.as_os_str().as_encoded_bytes())[..16];
+    cache.join("worktrees").join(key).join(commit)
+}
+
 #[test]
 fn a_plain_directory_planted_as_a_worktree_is_replaced_never_built() {
     let _cpus = shared_cpus();
     let lab = Lab::new("planted-worktree");
     let head = git(&repo_root(), &["rev-parse", "HEAD"]);
-    let planted = lab.cache.join("worktrees").join(&head);
+    let planted = worktree_in(&lab.cache, &repo_root(), &head);
     let marker = lab.dir.join("executed");
     // A copy of the checkout, with a build script that leaves a mark.
     for f in git(&repo_root(), &["ls-files"]).lines() {

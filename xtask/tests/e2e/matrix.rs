@@ -310,6 +310,7 @@ fn every_suite_builds_with_the_compiler_the_matrix_uses_for_qemu_targets() {
             "--rounds",
             "1",
             "--no-insns",
+            "--tables",
         ],
     );
     assert!(out.status.success(), "{}", text(&out));

@@ -232,6 +232,7 @@ fn where_miri_cannot_be_had_the_run_says_not_checked_the_rest_runs_and_require_g
         .args(["matrix", "--crate", &spec, "--against-crate", &spec])
         .args(["--targets", "aarch64", "--suites", "spinlock", "--no-insns"])
         .args([
+            "--tables",
             "--require-gate",
             "--results",
             s(&results),

@@ -123,6 +123,8 @@ fn stored_baselines_gate_a_native_family_at_the_defaults_look_by_look() {
         s(&json),
     ];
     args.extend(WIDE);
+    // The full report: the gate's line on the looks.
+    args.push("--tables");
     let out = on_testbed(&repo, &args);
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(0), "{shown}");
