@@ -34,7 +34,8 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
     let (results, baselines) = (dir.join("results"), dir.join("baselines"));
 
     // A dedicated testbed, named: this machine may be a container, whose
-    // timings are never compared with stored ones otherwise.
+    // timings are never compared with stored ones otherwise. Sixty rounds:
+    // `baseline update` never asks for more.
     let out = xtask_env(
         &[
             "matrix",
@@ -44,7 +45,7 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
             "--suites",
             "atomic",
             "--rounds",
-            "30",
+            "60",
             "--tables",
             "--results",
             s(&results),

@@ -38,13 +38,13 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
 
 /// A real run of x86_64's atomic suite and the baselines recorded from it,
 /// made once for every case that needs one (each works on its own copy).
-/// Thirty rounds: `baseline update` refuses a real-hardware timing family
+/// Sixty rounds: `baseline update` refuses a real-hardware timing family
 /// too short to be decided against, and never asks for more than that.
 fn fixture() -> &'static (PathBuf, PathBuf) {
     static FIXTURE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let dir = scratch_dir("fixture");
-        let run = native_atomic_run(&dir.join("results"), &["--rounds", "30"]);
+        let run = native_atomic_run(&dir.join("results"), &["--rounds", "60"]);
         let baselines = dir.join("baselines");
         record_baselines(&run, &baselines);
         (run, baselines)
@@ -76,7 +76,7 @@ impl Lab {
         lab
     }
 
-    /// A lab whose results hold a real run (x86_64, atomic, 30 rounds) and
+    /// A lab whose results hold a real run (x86_64, atomic, 60 rounds) and
     /// whose baselines were recorded from it.
     pub fn with_run(name: &str) -> Lab {
         let (run, baselines) = fixture();
