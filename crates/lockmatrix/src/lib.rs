@@ -26,7 +26,8 @@
 //!
 //! [`observe`] carries progress out to whoever shows it; [`host`] records
 //! the machine a run happened on; [`file`] writes files whole; [`commit`]
-//! is a commit id read from a file, and whether it is in HEAD's history.
+//! is a commit id read from a file, and whether it is in HEAD's history;
+//! [`error`] prints a typed error with its causes, as the command line does.
 
 pub mod acknowledge;
 pub mod build;
@@ -37,6 +38,7 @@ pub mod commit;
 pub mod config;
 pub mod container;
 pub mod cpu;
+pub mod error;
 pub mod escape;
 pub mod family;
 pub mod file;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// `gate` share a layer: the run never reads a verdict, the gate never
 /// runs anything.
 const LAYERS: &[&[&str]] = &[
-    &["name", "file", "observe", "cache", "escape"],
+    &["name", "file", "observe", "cache", "escape", "error"],
     &["commit", "config", "protocol", "toolchain"],
     &[
         "container",
