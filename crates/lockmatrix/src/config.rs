@@ -3,7 +3,6 @@
 //! number has a range, checked as it is read ([`numbers`]).
 
 use crate::name::Name;
-use anyhow::Result;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -190,9 +189,9 @@ impl Config {
 
 /// Reads and parses a targets file, within the bounds of [`bounds`]
 /// (its size, encoding and nesting).
-pub fn load(path: &Path) -> Result<Config> {
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let text = bounds::read(path)?;
-    Ok(parse(path, &text)?)
+    parse(path, &text)
 }
 
 /// serde's message with each quoted value (`"..."` or `` `...` ``) longer

@@ -1,8 +1,26 @@
 //! Turning `--targets` and `--suites` names into what runs.
 
 use crate::config::{Config, Target};
-use anyhow::bail;
-use anyhow::Result;
+
+/// Why `--targets` or `--suites` selects nothing that runs (bad input,
+/// exit status 2). An unknown name's error lists the valid ones.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SelectError {
+    /// `valid` and `classes` are comma-separated, in `targets.yaml`'s order.
+    #[error("unknown target '{name}' in --targets. Valid names: {valid}; classes: {classes}")]
+    UnknownTarget {
+        name: String,
+        valid: String,
+        classes: String,
+    },
+    #[error("--targets selected nothing")]
+    NoTargets,
+    /// `valid` is comma-separated, after `all`.
+    #[error("unknown suite '{name}' in --suites. Valid suites: all, {valid}")]
+    UnknownSuite { name: String, valid: String },
+    #[error("--suites selected nothing")]
+    NoSuites,
+}
 
 /// A suite under `suites/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +109,7 @@ pub struct Selected {
 /// Resolves `--targets`: full triples, short names, classes, or `all`,
 /// comma-separated. `None` selects the enabled targets and lists the
 /// disabled ones as not run. Order follows `targets.yaml`.
-pub fn targets(config: &Config, names: Option<&str>) -> Result<Vec<Selected>> {
+pub fn targets(config: &Config, names: Option<&str>) -> Result<Vec<Selected>, SelectError> {
     let Some(names) = names else {
         return Ok(config
             .targets
@@ -144,18 +162,18 @@ pub fn targets(config: &Config, names: Option<&str>) -> Result<Vec<Selected>> {
                 .map(|t| t.class.as_str())
                 .filter(|c| seen.insert(*c))
                 .collect();
-            bail!(
-                "unknown target '{name}' in --targets. Valid names: {}; classes: {}",
-                valid.join(", "),
-                classes.join(", ")
-            );
+            return Err(SelectError::UnknownTarget {
+                name: name.into(),
+                valid: valid.join(", "),
+                classes: classes.join(", "),
+            });
         }
     }
     if all {
         wanted.fill(true);
     }
     if !wanted.contains(&true) {
-        bail!("--targets selected nothing");
+        return Err(SelectError::NoTargets);
     }
     Ok(config
         .targets
@@ -170,7 +188,7 @@ pub fn targets(config: &Config, names: Option<&str>) -> Result<Vec<Selected>> {
 }
 
 /// Resolves `--suites` (comma-separated names or `all`).
-pub fn suites(names: Option<&str>) -> Result<Vec<Suite>> {
+pub fn suites(names: Option<&str>) -> Result<Vec<Suite>, SelectError> {
     let Some(names) = names else {
         return Ok(SUITES.iter().copied().filter(|s| !s.test_only).collect());
     };
@@ -187,10 +205,10 @@ pub fn suites(names: Option<&str>) -> Result<Vec<Suite>> {
                 .filter(|s| !s.test_only)
                 .map(|s| s.name)
                 .collect();
-            bail!(
-                "unknown suite '{name}' in --suites. Valid suites: all, {}",
-                valid.join(", ")
-            );
+            return Err(SelectError::UnknownSuite {
+                name: name.into(),
+                valid: valid.join(", "),
+            });
         }
         for s in found {
             if !out.contains(&s) {
@@ -199,7 +217,7 @@ pub fn suites(names: Option<&str>) -> Result<Vec<Suite>> {
         }
     }
     if out.is_empty() {
-        bail!("--suites selected nothing");
+        return Err(SelectError::NoSuites);
     }
     Ok(out)
 }

@@ -9,9 +9,29 @@
 
 use super::{bmf, html};
 use crate::file::{self, FileError};
-use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Why a report may not be written where it was asked to go (bad input,
+/// exit status 2); each names the path.
+#[derive(Debug, thiserror::Error)]
+pub enum DestinationError {
+    #[error("{}: its directory does not exist; expected a file to write (or - for standard output)", path.display())]
+    NoDirectory { path: PathBuf },
+    #[error("{}: cannot look at it: {error}", path.display())]
+    Unseen {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// A directory, a FIFO, a device: `kind` says which.
+    #[error("{}: is {kind}; expected a regular file to write (or - for standard output)", path.display())]
+    NotRegular { path: PathBuf, kind: &'static str },
+    /// Its first bytes could not be read to tell whose it is.
+    #[error("{error}: not overwritten")]
+    Unreadable { error: FileError },
+    #[error("{}: exists and is not a report lockmatrix wrote: not overwritten (remove it, or choose another file)", path.display())]
+    NotOurs { path: PathBuf },
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Destination {
@@ -42,7 +62,7 @@ impl Destination {
 
     /// Whether the report may be written here; an error (bad input) says
     /// why not. Reads at most the first [`file::HEAD_LIMIT`] bytes.
-    pub fn check(&self, replaces: Replaces) -> Result<()> {
+    pub fn check(&self, replaces: Replaces) -> Result<(), DestinationError> {
         let Destination::File(path) = self else {
             return Ok(());
         };
@@ -51,34 +71,32 @@ impl Destination {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
                 if dir.is_some_and(|d| !d.is_dir()) {
-                    bail!(
-                        "{}: its directory does not exist; expected a file to write (or - for standard output)",
-                        path.display()
-                    );
+                    return Err(DestinationError::NoDirectory { path: path.clone() });
                 }
                 return Ok(());
             }
-            Err(e) => bail!("{}: cannot look at it: {e}", path.display()),
+            Err(error) => {
+                return Err(DestinationError::Unseen {
+                    path: path.clone(),
+                    error,
+                })
+            }
         };
         if !meta.file_type().is_file() {
-            bail!(
-                "{}: is {}; expected a regular file to write (or - for standard output)",
-                path.display(),
-                file::kind_of(meta.file_type())
-            );
+            return Err(DestinationError::NotRegular {
+                path: path.clone(),
+                kind: file::kind_of(meta.file_type()),
+            });
         }
         if replaces == Replaces::AnyFile || meta.len() == 0 {
             return Ok(());
         }
         let head = match file::read_head(path, file::HEAD_LIMIT) {
             Ok(head) => head,
-            Err(e) => bail!("{e}: not overwritten"),
+            Err(error) => return Err(DestinationError::Unreadable { error }),
         };
         if !ours(&String::from_utf8_lossy(&head)) {
-            bail!(
-                "{}: exists and is not a report lockmatrix wrote: not overwritten (remove it, or choose another file)",
-                path.display()
-            );
+            return Err(DestinationError::NotOurs { path: path.clone() });
         }
         Ok(())
     }
