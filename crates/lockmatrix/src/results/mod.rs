@@ -7,8 +7,6 @@ use crate::host::Host;
 use crate::name::Name;
 use crate::protocol::{Check, Env, Executed, Parsed, Probes, Sample};
 use crate::runner::{Exit, Outcome};
-use anyhow::bail;
-use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -34,8 +32,10 @@ use std::path::{Path, PathBuf};
 pub const FORMAT_VERSION: u32 = 10;
 const OLDEST_FORMAT: u32 = 1;
 
+mod error;
 mod status;
 
+pub use error::{ResultsError, RunError};
 pub use status::{judge, Failure, Status, SuiteFailure};
 
 /// How big a run is: `quick` is CI-sized, `full` is seed-sized.
@@ -399,12 +399,14 @@ pub use crate::file::sha256;
 
 /// Makes sure runs can be written under `results` before anything is
 /// built: it is (or can be made) a directory we can create entries in.
-pub fn check_writable(results: &Path) -> Result<()> {
+pub fn check_writable(results: &Path) -> Result<(), ResultsError> {
+    let not_writable = |doing, error| ResultsError::NotWritable {
+        path: results.to_path_buf(),
+        doing,
+        error,
+    };
     if let Err(e) = std::fs::create_dir_all(results) {
-        bail!(
-            "--results {}: cannot create it: {e} (expected a writable directory)",
-            results.display()
-        );
+        return Err(not_writable("create it", e));
     }
     let probe = results.join(format!(".lockmatrix-probe-{}", std::process::id()));
     match std::fs::create_dir(&probe) {
@@ -412,15 +414,12 @@ pub fn check_writable(results: &Path) -> Result<()> {
             let _ = std::fs::remove_dir(&probe);
             Ok(())
         }
-        Err(e) => bail!(
-            "--results {}: cannot write there: {e} (expected a writable directory)",
-            results.display()
-        ),
+        Err(e) => Err(not_writable("write there", e)),
     }
 }
 
 /// A new, unique run directory under `results`: `YYYYMMDDTHHMMSSZ[-N]`.
-pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf)> {
+pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf), ResultsError> {
     check_writable(results)?;
     let stamp: String = started
         .chars()
@@ -437,7 +436,7 @@ pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf)> {
         match std::fs::create_dir(&dir) {
             Ok(()) => return Ok((id, dir)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => bail!("--results: cannot create {}: {e}", dir.display()),
+            Err(error) => return Err(ResultsError::RunDir { dir, error }),
         }
     }
     unreachable!()
@@ -445,7 +444,10 @@ pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf)> {
 
 /// Writes `run.json` via a temporary file and a rename, so a reader never
 /// sees half a file.
-pub fn write(dir: &Path, run: &Run) -> Result<()> {
+///
+/// Still an `anyhow` error: `ci/merge.rs` returns it as its own result
+/// (issue 38; that file is being refactored beside this change).
+pub fn write(dir: &Path, run: &Run) -> anyhow::Result<()> {
     crate::file::replace(&dir.join("run.json"), &serde_json::to_string_pretty(run)?)?;
     Ok(())
 }
@@ -464,14 +466,14 @@ pub enum Skipped {
     /// It has not recorded its end: interrupted, or still running.
     Incomplete,
     /// It cannot be read: damaged, or not a run.
-    Unreadable(anyhow::Error),
+    Unreadable(RunError),
 }
 
 impl std::fmt::Display for Skipped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Skipped::Incomplete => f.write_str("incomplete (interrupted, or still running)"),
-            Skipped::Unreadable(e) => write!(f, "{e:#}"),
+            Skipped::Unreadable(e) => e.fmt(f),
         }
     }
 }
@@ -479,13 +481,15 @@ impl std::fmt::Display for Skipped {
 /// The newest complete run under `results` (run ids sort by time). Runs
 /// that were interrupted, are still running or are damaged are skipped and
 /// named in [`Newest::skipped`].
-pub fn newest(results: &Path) -> Result<Newest> {
+pub fn newest(results: &Path) -> Result<Newest, ResultsError> {
     let entries = match std::fs::read_dir(results) {
         Ok(entries) => entries,
-        Err(e) => bail!(
-            "{}: cannot read the results directory: {e}; run `cargo xtask matrix` first",
-            results.display()
-        ),
+        Err(error) => {
+            return Err(ResultsError::NoResults {
+                path: results.to_path_buf(),
+                error,
+            })
+        }
     };
     let mut runs: Vec<PathBuf> = entries
         .flatten()
@@ -511,24 +515,21 @@ pub fn newest(results: &Path) -> Result<Newest> {
     if skipped.len() > SHOWN {
         passed_over.push_str(&format!("\n  and {} older", skipped.len() - SHOWN));
     }
-    bail!(
-        "no complete run in {}: run `cargo xtask matrix` first{passed_over}",
-        results.display()
-    )
+    Err(ResultsError::NoCompleteRun {
+        path: results.to_path_buf(),
+        passed_over,
+    })
 }
 
 /// Every complete run at or under each of `dirs` (a run, a results
 /// directory, or merged CI artifacts: down to three levels), in path order,
 /// and the runs passed over with why. An `--against` run's `base/` is part
 /// of its run, not a run of its own.
-pub fn all(dirs: &[PathBuf]) -> Result<All> {
+pub fn all(dirs: &[PathBuf]) -> Result<All, ResultsError> {
     let mut found = Vec::new();
     for d in dirs {
         if !d.is_dir() {
-            bail!(
-                "{}: no such directory (expected a run, or a directory of runs)",
-                d.display()
-            );
+            return Err(ResultsError::NoSuchDirectory { path: d.clone() });
         }
         find_run_dirs(d, 3, &mut found);
     }
@@ -586,36 +587,34 @@ fn find_run_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 /// `<target>/<suite>.jsonl` still holds what was parsed from it. Any
 /// problem is bad input (exit status 2) naming the file. An incomplete run
 /// reads fine: callers decide whether they can use one ([`Run::complete`]).
-pub fn read(dir: &Path) -> Result<Run> {
+pub fn read(dir: &Path) -> Result<Run, RunError> {
     if !dir.is_dir() {
-        bail!("{}: no such run directory", dir.display());
+        return Err(RunError::NoRunDirectory { dir: dir.into() });
     }
     let path = dir.join("run.json");
     let text = match crate::file::read_text(&path, crate::file::RUN_LIMIT) {
         Ok(Some(text)) => text,
-        Ok(None) => bail!("{}: not UTF-8 text: not a lockmatrix run", path.display()),
-        Err(crate::file::FileError::Missing { .. }) => bail!(
-            "{}: no run.json: not a run, or one interrupted before it started",
-            dir.display()
-        ),
-        Err(e) => bail!("{e}"),
+        Ok(None) => return Err(RunError::NotUtf8 { path }),
+        Err(crate::file::FileError::Missing { .. }) => {
+            return Err(RunError::NoRunJson { dir: dir.into() })
+        }
+        Err(e) => return Err(RunError::File(e)),
     };
     let format = serde_json::from_str::<serde_json::Value>(&text)
         .ok()
         .and_then(|v| v.get("format").and_then(|f| f.as_u64()));
     if let Some(f) = format.filter(|f| !(OLDEST_FORMAT as u64..=FORMAT_VERSION as u64).contains(f))
     {
-        bail!(
-            "{}: run format {f}: this xtask reads formats {OLDEST_FORMAT} to {FORMAT_VERSION}",
-            path.display()
-        );
+        return Err(RunError::Format {
+            path,
+            format: f,
+            oldest: OLDEST_FORMAT,
+            newest: FORMAT_VERSION,
+        });
     }
     let mut run: Run = match serde_json::from_str(&text) {
         Ok(run) => run,
-        Err(e) => bail!(
-            "{}: not a lockmatrix run: {e} (damaged or cut short?)",
-            path.display()
-        ),
+        Err(error) => return Err(RunError::NotARun { path, error }),
     };
     if run.format < 5 && !run.complete() {
         for t in &mut run.targets {
@@ -668,55 +667,53 @@ pub fn read(dir: &Path) -> Result<Run> {
     }
     for (field, value) in &texts {
         if let Some(Err(why)) = value.as_ref().map(|v| crate::escape::check_line(field, v)) {
-            bail!("{}: {why}", path.display());
+            return Err(RunError::ActingChar { path, why });
         }
     }
     let mut targets = std::collections::BTreeSet::new();
     for t in &run.targets {
         if !targets.insert(&t.name) {
-            bail!(
-                "{}: target `{}` is listed twice (edited by hand?)",
-                path.display(),
-                t.name
-            );
+            return Err(RunError::TargetTwice {
+                path,
+                target: t.name.to_string(),
+            });
         }
         let mut suites = std::collections::BTreeSet::new();
         for s in &t.suites {
             if !suites.insert(&s.suite) {
-                bail!(
-                    "{}: {}/{} is listed twice (edited by hand?)",
-                    path.display(),
-                    t.name,
-                    s.suite
-                );
+                return Err(RunError::SuiteTwice {
+                    path,
+                    suite: format!("{}/{}", t.name, s.suite),
+                });
             }
             let mut seen = std::collections::BTreeSet::new();
             for x in &s.samples {
+                let shown = || {
+                    format!(
+                        "{}/{} {} [{}] {}",
+                        t.name,
+                        s.suite,
+                        x.bench,
+                        crate::protocol::case_label(&x.case),
+                        x.metric
+                    )
+                };
                 let cell = crate::cells::CellKey::new(&x.bench, &x.case, &x.metric);
                 if !seen.insert((cell, x.round)) {
-                    bail!(
-                        "{}: {}/{} {} [{}] {} has two samples of round {} (edited by hand?)",
-                        path.display(),
-                        t.name,
-                        s.suite,
-                        x.bench,
-                        crate::protocol::case_label(&x.case),
-                        x.metric,
-                        x.round
-                    );
+                    return Err(RunError::TwoSamples {
+                        path,
+                        cell: shown(),
+                        round: x.round,
+                    });
                 }
                 if let Some(Err(why)) = x.value.map(|v| x.kind().check(v)) {
-                    bail!(
-                        "{}: {}/{} {} [{}] {} round {} is {}: {why} (edited by hand?)",
-                        path.display(),
-                        t.name,
-                        s.suite,
-                        x.bench,
-                        crate::protocol::case_label(&x.case),
-                        x.metric,
-                        x.round,
-                        x.value.unwrap_or_default()
-                    );
+                    return Err(RunError::BadSample {
+                        path,
+                        cell: shown(),
+                        round: x.round,
+                        value: x.value.unwrap_or_default(),
+                        why,
+                    });
                 }
             }
             let Some(want) = &s.stdout_sha256 else {
@@ -725,16 +722,13 @@ pub fn read(dir: &Path) -> Result<Run> {
             let file = dir.join(&t.name).join(format!("{}.jsonl", s.suite));
             match crate::file::read_limited(&file, crate::file::OUTPUT_LIMIT) {
                 Ok(bytes) if sha256(&bytes) == *want => {}
-                Ok(_) => bail!(
-                    "{}: damaged: it no longer holds the output {} was read from (sha256 differs)",
-                    file.display(),
-                    path.display()
-                ),
-                Err(e) => bail!(
-                    "{e}: the run's raw output of {}/{} (kept to check the run)",
-                    t.name,
-                    s.suite
-                ),
+                Ok(_) => return Err(RunError::Damaged { file, path }),
+                Err(error) => {
+                    return Err(RunError::Output {
+                        error,
+                        suite: format!("{}/{}", t.name, s.suite),
+                    })
+                }
             }
         }
     }
