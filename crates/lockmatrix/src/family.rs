@@ -57,22 +57,33 @@ impl Default for GateOptions {
 
 impl GateOptions {
     /// Checks the ranges, as an exit-status-2 error naming the bad option.
-    pub fn check(&self) -> anyhow::Result<()> {
+    pub fn check(&self) -> Result<(), BadGateOption> {
         for (name, t) in [
             ("threshold", self.threshold),
             ("quiet threshold", self.quiet_threshold),
         ] {
             if !(t.is_finite() && t > 0.0 && t < 10.0) {
-                anyhow::bail!("gate {name} is {t}: expected a fraction > 0 (0.10 = 10% slower)");
+                return Err(BadGateOption::Threshold { name, value: t });
             }
         }
         for (name, a) in [("alpha", self.alpha), ("clear alpha", self.clear_alpha)] {
             if !(a > 0.0 && a < 0.5) {
-                anyhow::bail!("gate {name} is {a}: expected 0 < alpha < 0.5 (e.g. 0.05)");
+                return Err(BadGateOption::Alpha { name, value: a });
             }
         }
         Ok(())
     }
+}
+
+/// A gate option out of its range, named as the command line names it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BadGateOption {
+    /// A threshold that is not a fraction above 0 (below 10).
+    #[error("gate {name} is {value}: expected a fraction > 0 (0.10 = 10% slower)")]
+    Threshold { name: &'static str, value: f64 },
+    /// A false-alarm rate outside (0, 0.5).
+    #[error("gate {name} is {value}: expected 0 < alpha < 0.5 (e.g. 0.05)")]
+    Alpha { name: &'static str, value: f64 },
 }
 
 /// Pairs between two looks.

@@ -36,10 +36,10 @@
 
 use crate::cells::{CellKey, RunCell, Summary};
 use crate::config::RunnerKind;
+use crate::file::FileError;
 use crate::name::Name;
 use crate::protocol::Better;
 use crate::results::{Run, TargetResult};
-use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -52,6 +52,118 @@ use std::path::{Path, PathBuf};
 /// counted cell's executed one), which compares where counts do.
 pub const FORMAT: u32 = 3;
 const OLDEST_FORMAT: u32 = 1;
+
+/// Why a baseline file could not be read, checked or written: each names
+/// the file or directory. All are bad input or a machine's problem (exit
+/// status 2), never a regression.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    /// A path [`path`] did not make (it has no directory).
+    #[error("a baseline path has a directory")]
+    NoDirectory,
+    /// A path that is not `<baselines>/<target>/<suite>.json`.
+    #[error("{}: not a file of {} (baselines/<target>/<suite>.json)", path.display(), baselines.display())]
+    NotInside { path: PathBuf, baselines: PathBuf },
+    /// A target directory or baseline file that is something else on disk
+    /// (a symbolic link, a FIFO): never read or written through.
+    #[error("{}: is {kind}, expected {expected}: refused (baselines are only read and written in place)", path.display())]
+    Refused {
+        path: PathBuf,
+        kind: &'static str,
+        expected: &'static str,
+    },
+    /// The file could not be read, or a staged copy written.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The file was read but is not a baseline of its target and suite.
+    #[error("{}: corrupt baseline (fix it, or delete it and run `cargo xtask baseline update`)", path.display())]
+    Corrupt {
+        path: PathBuf,
+        #[source]
+        why: Corrupt,
+    },
+    /// A directory could not be created.
+    #[error("creating {}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    /// The baselines directory could not be opened to be locked.
+    #[error("{}: cannot open", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    /// Locking the baselines directory failed (not because it is held).
+    #[error("{}: cannot lock: {error}", path.display())]
+    Lock {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// Another update holds the lock.
+    #[error(transparent)]
+    Busy(#[from] Busy),
+    /// A file to write has no directory.
+    #[error("{}: no parent directory", path.display())]
+    NoParent { path: PathBuf },
+    /// A file could not be staged: nothing was renamed into place.
+    #[error("nothing was written")]
+    NothingWritten(#[source] Box<BaselineError>),
+    /// A staged file could not be renamed into place; `done` lists the
+    /// paths already replaced (or says "none").
+    #[error("renaming {} to {}: {error}; already replaced: {done}", tmp.display(), path.display())]
+    Rename {
+        tmp: PathBuf,
+        path: PathBuf,
+        error: std::io::Error,
+        done: String,
+    },
+}
+
+/// What is wrong inside a baseline file ([`BaselineError::Corrupt`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Corrupt {
+    #[error("not UTF-8 text")]
+    NotUtf8,
+    #[error("not JSON")]
+    NotJson(#[source] serde_json::Error),
+    /// A `format` this xtask does not read, as the file writes it.
+    #[error("format {0}: this xtask reads formats {oldest} to {newest}", oldest = OLDEST_FORMAT, newest = FORMAT)]
+    Format(String),
+    #[error("no `format` field: not a lockmatrix baseline")]
+    NoFormat,
+    /// JSON, but not of a baseline (serde's words in the source).
+    #[error("not a lockmatrix baseline")]
+    NotABaseline(#[source] serde_json::Error),
+    /// The baseline of another target or suite.
+    #[error("it holds target `{target}` suite `{suite}`, expected target `{want_target}` suite `{want_suite}`")]
+    Elsewhere {
+        target: String,
+        suite: String,
+        want_target: String,
+        want_suite: String,
+    },
+    /// A one-line field holds a character that acts on a terminal or a page.
+    #[error(transparent)]
+    ActingChar(#[from] crate::escape::ActingChar),
+    /// `cell` is `cell <bench> [<case>] <metric>`.
+    #[error("{cell} is listed twice")]
+    Twice { cell: String },
+    #[error("{cell} has no samples: expected one value (or null) per round")]
+    NoSamples { cell: String },
+    /// A sample its metric's kind cannot have.
+    #[error("{cell}: sample {index} is {value}: {why}")]
+    BadSample {
+        cell: String,
+        index: usize,
+        value: f64,
+        why: &'static str,
+    },
+    #[error("{cell}: its summary does not match its samples (edited by hand?)")]
+    Summary { cell: String },
+}
 
 /// What the cells were measured on. Timings compare only on the same
 /// testbed; instruction counts compare wherever the same code runs under
@@ -383,26 +495,28 @@ pub fn path(baselines: &Path, target: &Name, suite: &Name) -> PathBuf {
 /// link (to somewhere else), and the file, where it exists, is a regular
 /// file. A checkout or artifact that plants a link is refused, never
 /// read or written through.
-pub fn inside(baselines: &Path, path: &Path) -> Result<()> {
-    let dir = path.parent().context("a baseline path has a directory")?;
+pub fn inside(baselines: &Path, path: &Path) -> Result<(), BaselineError> {
+    let dir = path.parent().ok_or(BaselineError::NoDirectory)?;
     if dir.parent() != Some(baselines) {
-        bail!(
-            "{}: not a file of {} (baselines/<target>/<suite>.json)",
-            path.display(),
-            baselines.display()
-        );
+        return Err(BaselineError::NotInside {
+            path: path.into(),
+            baselines: baselines.into(),
+        });
     }
     for p in [dir, path] {
         match p.symlink_metadata() {
             Ok(m) if p == dir && m.is_dir() => {}
             Ok(m) if p == path && m.is_file() => {}
             Ok(m) => {
-                bail!(
-                "{}: is {}, expected {}: refused (baselines are only read and written in place)",
-                p.display(),
-                crate::file::kind_of(m.file_type()),
-                if p == dir { "a directory" } else { "a regular file" }
-            )
+                return Err(BaselineError::Refused {
+                    path: p.into(),
+                    kind: crate::file::kind_of(m.file_type()),
+                    expected: if p == dir {
+                        "a directory"
+                    } else {
+                        "a regular file"
+                    },
+                })
             }
             Err(_) => {}
         }
@@ -414,7 +528,11 @@ pub fn inside(baselines: &Path, path: &Path) -> Result<()> {
 /// (unreadable, not a regular file, too large, not JSON, another format,
 /// duplicate cells, the wrong target or suite) is an error naming the
 /// file. Never modifies the file.
-pub fn read(baselines: &Path, target: &Name, suite: &Name) -> Result<Option<Baseline>> {
+pub fn read(
+    baselines: &Path,
+    target: &Name,
+    suite: &Name,
+) -> Result<Option<Baseline>, BaselineError> {
     let path = path(baselines, target, suite);
     let path = path.as_path();
     inside(baselines, path)?;
@@ -423,21 +541,23 @@ pub fn read(baselines: &Path, target: &Name, suite: &Name) -> Result<Option<Base
         Err(crate::file::FileError::Missing { .. }) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    text.context("not UTF-8 text")
+    text.ok_or(Corrupt::NotUtf8)
         .and_then(|text| parse(&text, target, suite))
         .map(Some)
-        .with_context(|| {
-            format!(
-                "{}: corrupt baseline (fix it, or delete it and run `cargo xtask baseline update`)",
-                path.display()
-            )
+        .map_err(|why| BaselineError::Corrupt {
+            path: path.into(),
+            why,
         })
 }
 
 /// Reads the baseline of every `(target, suite)`, for its errors only: a
 /// run that will be gated against a corrupt file is refused before it
 /// builds anything.
-pub fn check_readable(baselines: &Path, targets: &[&Name], suites: &[&str]) -> Result<()> {
+pub fn check_readable(
+    baselines: &Path,
+    targets: &[&Name],
+    suites: &[&str],
+) -> Result<(), BaselineError> {
     for t in targets {
         for s in suites {
             read(baselines, t, &crate::name::known(s))?;
@@ -446,24 +566,23 @@ pub fn check_readable(baselines: &Path, targets: &[&Name], suites: &[&str]) -> R
     Ok(())
 }
 
-fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
-    let value: Value = serde_json::from_str(text).context("not JSON")?;
+fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline, Corrupt> {
+    let value: Value = serde_json::from_str(text).map_err(Corrupt::NotJson)?;
     match value.get("format") {
         Some(Value::Number(n))
             if n.as_u64()
                 .is_some_and(|f| (OLDEST_FORMAT as u64..=FORMAT as u64).contains(&f)) => {}
-        Some(other) => {
-            bail!("format {other}: this xtask reads formats {OLDEST_FORMAT} to {FORMAT}")
-        }
-        None => bail!("no `format` field: not a lockmatrix baseline"),
+        Some(other) => return Err(Corrupt::Format(other.to_string())),
+        None => return Err(Corrupt::NoFormat),
     }
-    let mut b: Baseline = serde_json::from_str(text).context("not a lockmatrix baseline")?;
+    let mut b: Baseline = serde_json::from_str(text).map_err(Corrupt::NotABaseline)?;
     if b.target != target || b.suite != suite {
-        bail!(
-            "it holds target `{}` suite `{}`, expected target `{target}` suite `{suite}`",
-            b.target,
-            b.suite
-        );
+        return Err(Corrupt::Elsewhere {
+            target: b.target.to_string(),
+            suite: b.suite.to_string(),
+            want_target: target.into(),
+            want_suite: suite.into(),
+        });
     }
     let t = &b.testbed;
     let texts = [
@@ -497,26 +616,25 @@ fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline> {
             )
         };
         if !seen.insert(c.key()) {
-            bail!("{} is listed twice", name());
+            return Err(Corrupt::Twice { cell: name() });
         }
         if c.samples.is_empty() {
-            bail!(
-                "{} has no samples: expected one value (or null) per round",
-                name()
-            );
+            return Err(Corrupt::NoSamples { cell: name() });
         }
         for (i, v) in c.samples.iter().enumerate() {
             if let Some(Err(why)) = v.map(|v| c.kind().check(v)) {
                 if !old_format {
-                    bail!("{}: sample {i} is {}: {why}", name(), v.unwrap_or_default());
+                    return Err(Corrupt::BadSample {
+                        cell: name(),
+                        index: i,
+                        value: v.unwrap_or_default(),
+                        why,
+                    });
                 }
             }
         }
         if c.summary != Summary::of(&c.samples) {
-            bail!(
-                "{}: its summary does not match its samples (edited by hand?)",
-                name()
-            );
+            return Err(Corrupt::Summary { cell: name() });
         }
         if old_format {
             // Format 1 came from protocol 1 suites, which printed a cost
@@ -660,12 +778,16 @@ impl std::fmt::Display for Busy {
 impl std::error::Error for Busy {}
 
 impl UpdateLock {
-    pub fn take(baselines: &Path) -> Result<UpdateLock> {
+    pub fn take(baselines: &Path) -> Result<UpdateLock, BaselineError> {
         use std::os::fd::AsRawFd;
-        std::fs::create_dir_all(baselines)
-            .with_context(|| format!("creating {}", baselines.display()))?;
-        let dir = std::fs::File::open(baselines)
-            .with_context(|| format!("{}: cannot open", baselines.display()))?;
+        std::fs::create_dir_all(baselines).map_err(|error| BaselineError::CreateDir {
+            path: baselines.into(),
+            error,
+        })?;
+        let dir = std::fs::File::open(baselines).map_err(|error| BaselineError::Open {
+            path: baselines.into(),
+            error,
+        })?;
         // A short wait first: an update takes well under a second, and a
         // child process forked by this one may hold a copy of a descriptor
         // just dropped until it executes its program.
@@ -677,7 +799,10 @@ impl UpdateLock {
             }
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                bail!("{}: cannot lock: {e}", baselines.display());
+                return Err(BaselineError::Lock {
+                    path: baselines.into(),
+                    error: e,
+                });
             }
             if std::time::Instant::now() >= deadline {
                 return Err(Busy(baselines.to_path_buf()).into());
@@ -720,7 +845,7 @@ impl Drop for HoldSignals {
 /// nothing short of a crash or power loss can stop the renames half way.
 /// On any error, the staged files are removed and the error says which
 /// paths were already replaced (renames cannot be undone).
-pub fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
+pub fn write_all(files: &[(PathBuf, String)]) -> Result<(), BaselineError> {
     let mut staged: Vec<(PathBuf, &Path)> = Vec::new();
     let unstage = |staged: &[(PathBuf, &Path)]| {
         for (tmp, _) in staged {
@@ -732,7 +857,7 @@ pub fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
             Ok(tmp) => staged.push((tmp, path)),
             Err(e) => {
                 unstage(&staged);
-                return Err(e.context("nothing was written"));
+                return Err(BaselineError::NothingWritten(Box::new(e)));
             }
         }
     }
@@ -744,27 +869,30 @@ pub fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
                 .iter()
                 .map(|(_, p)| p.display().to_string())
                 .collect();
-            bail!(
-                "renaming {} to {}: {e}; already replaced: {}",
-                tmp.display(),
-                path.display(),
-                if done.is_empty() {
+            return Err(BaselineError::Rename {
+                tmp: tmp.clone(),
+                path: path.to_path_buf(),
+                error: e,
+                done: if done.is_empty() {
                     "none".into()
                 } else {
                     done.join(", ")
-                }
-            );
+                },
+            });
         }
     }
     Ok(())
 }
 
 /// Stages `path` (see [`crate::file::stage`]), creating its directory.
-fn stage(path: &Path, text: &str) -> Result<PathBuf> {
+fn stage(path: &Path, text: &str) -> Result<PathBuf, BaselineError> {
     let dir = path
         .parent()
-        .with_context(|| format!("{}: no parent directory", path.display()))?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        .ok_or_else(|| BaselineError::NoParent { path: path.into() })?;
+    std::fs::create_dir_all(dir).map_err(|error| BaselineError::CreateDir {
+        path: dir.into(),
+        error,
+    })?;
     Ok(crate::file::stage(path, text)?)
 }
 
@@ -915,7 +1043,7 @@ mod tests {
         let b = sample_baseline();
         let good = to_text(&b);
         assert!(parse(&good, "x86_64", "atomic").is_ok());
-        let err = |text: &str| format!("{:#}", parse(text, "x86_64", "atomic").unwrap_err());
+        let err = |text: &str| crate::error::chain(&parse(text, "x86_64", "atomic").unwrap_err());
         assert!(
             err("{\"format\": 1,").starts_with("not JSON: EOF"),
             "{}",
@@ -1011,7 +1139,7 @@ mod tests {
     fn gate_baseline_values_must_be_what_a_suite_can_print() {
         let b = sample_baseline();
         let good = to_text(&b);
-        let err = |text: &str| format!("{:#}", parse(text, "x86_64", "atomic").unwrap_err());
+        let err = |text: &str| crate::error::chain(&parse(text, "x86_64", "atomic").unwrap_err());
         // A negative or zero time, an empty cell, a hand-edited summary.
         let negative = good.replace("\"samples\": [0.30000000000000004]", "\"samples\": [-0.3]");
         assert!(
@@ -1058,10 +1186,8 @@ mod tests {
             (dir.join("v/c.json"), "x".into()),
         ])
         .unwrap_err();
-        assert!(
-            format!("{err:#}").contains("nothing was written"),
-            "{err:#}"
-        );
+        let err = crate::error::chain(&err);
+        assert!(err.contains("nothing was written"), "{err}");
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "two");
         assert_eq!(std::fs::read_dir(dir.join("t")).unwrap().count(), 1);
         // An interrupted update's temp file is found and removed.

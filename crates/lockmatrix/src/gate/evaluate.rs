@@ -44,12 +44,16 @@ pub use super::report::{
 };
 use super::GateOptions;
 use crate::family;
+use crate::family::BadGateOption;
 use crate::results::Run;
-use anyhow::Result;
 
 /// Compares every cell of `run` with `reference` and gives each its
 /// verdict. Errors only on bad options.
-pub fn evaluate(run: &Run, reference: &Reference, opts: &GateOptions) -> Result<GateReport> {
+pub fn evaluate(
+    run: &Run,
+    reference: &Reference,
+    opts: &GateOptions,
+) -> Result<GateReport, BadGateOption> {
     opts.check()?;
     let mut report = GateReport {
         run_id: run.run_id.clone(),

@@ -9,10 +9,39 @@ use super::evaluate::{evaluate, GateReport};
 use super::reference::Reference;
 use super::GateOptions;
 use crate::commit::{ancestry, Ancestry, CommitId};
+use crate::family::BadGateOption;
 use crate::results::{self, Run};
-use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// Why a run could not be gated: a bad option, or what the gate is given
+/// cannot be read or used (bad input, exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Options(#[from] BadGateOption),
+    /// `--baselines` (or `baselines/`) is a file.
+    #[error("{}: not a directory (expected baselines/<target>/<suite>.json)", dir.display())]
+    NotADirectory { dir: PathBuf },
+    #[error(transparent)]
+    Baseline(#[from] baseline::BaselineError),
+    /// The base revision's run (`<dir>/base`).
+    #[error(transparent)]
+    Run(#[from] results::RunError),
+    /// The recounts' directory (`<dir>/recount`).
+    #[error(transparent)]
+    Results(#[from] results::ResultsError),
+    /// A baseline's commit is not in the history it is compared with;
+    /// `files` names (some of) the baselines recorded at it.
+    #[error(
+        "{files}: commit {commit}: not an ancestor of {head}: a baseline's commit must be in the history it is compared with (recorded on another branch? record the baselines again on this one)"
+    )]
+    NotAncestor {
+        files: String,
+        commit: String,
+        head: String,
+    },
+}
 
 /// A run to gate: the checkout it belongs to, where it is recorded, the
 /// base revision's run made beside it (if the caller has it), and the
@@ -35,7 +64,7 @@ pub struct Gated {
 /// of an `--against` run (`g.base`, or read from `<dir>/base`), else the
 /// committed `baselines/`, with the recounts in `<dir>/recount` standing
 /// in for counts another compiler made.
-pub fn gate(g: &Gating, opts: &GateOptions) -> Result<Gated> {
+pub fn gate(g: &Gating, opts: &GateOptions) -> Result<Gated, LoadError> {
     opts.check()?;
     let mut warnings = Vec::new();
     let run = g.run;
@@ -82,12 +111,9 @@ pub fn gate(g: &Gating, opts: &GateOptions) -> Result<Gated> {
 /// The baselines of every `(target, suite)` of `run` in `dir`
 /// (`<dir>/<target>/<suite>.json`). A file that cannot be read is an error
 /// naming it (bad input); nothing is ever written.
-pub fn stored(run: &Run, dir: &Path) -> Result<Reference<'static>> {
+pub fn stored(run: &Run, dir: &Path) -> Result<Reference<'static>, LoadError> {
     if dir.exists() && !dir.is_dir() {
-        bail!(
-            "{}: not a directory (expected baselines/<target>/<suite>.json)",
-            dir.display()
-        );
+        return Err(LoadError::NotADirectory { dir: dir.into() });
     }
     let mut files = BTreeMap::new();
     for t in &run.targets {
@@ -107,7 +133,7 @@ pub fn stored(run: &Run, dir: &Path) -> Result<Reference<'static>> {
 
 /// The runs a matrix made of the baselines' commits with its own
 /// toolchain (`<dir>/recount/`), where another compiler counted them.
-pub fn recounts(dir: &Path) -> Result<Vec<Run>> {
+pub fn recounts(dir: &Path) -> Result<Vec<Run>, LoadError> {
     let at: PathBuf = dir.join("recount");
     if !at.is_dir() {
         return Ok(Vec::new());
@@ -130,7 +156,7 @@ pub fn in_history(
     reference: &Reference,
     commit: &CommitId,
     head: &str,
-) -> Result<InHistory> {
+) -> Result<InHistory, LoadError> {
     let files = || -> String {
         let files = reference.files_at(commit);
         let mut shown: Vec<String> = files
@@ -145,11 +171,16 @@ pub fn in_history(
     };
     match ancestry(root, commit, head) {
         Ancestry::Ancestor => Ok(InHistory::Yes),
-        Ancestry::NotAncestor => bail!(
-            "{}: commit {commit}: not an ancestor of {}: a baseline's commit must be in the history it is compared with (recorded on another branch? record the baselines again on this one)",
-            files(),
-            if head == "HEAD" { "HEAD" } else { &head[..head.len().min(12)] },
-        ),
+        Ancestry::NotAncestor => Err(LoadError::NotAncestor {
+            files: files(),
+            commit: commit.to_string(),
+            head: if head == "HEAD" {
+                "HEAD"
+            } else {
+                &head[..head.len().min(12)]
+            }
+            .to_string(),
+        }),
         Ancestry::Unknown(why) => Ok(InHistory::NotHere(format!(
             "the baselines' commit {} is not in this clone ({why}): it is not used (fetch it, e.g. `git fetch --unshallow`)",
             commit.short()

@@ -11,9 +11,30 @@ use super::baseline::{self, Baseline, BaselineCell, Testbed, FORMAT};
 use crate::cells::{self, CellKey};
 use crate::commit::CommitId;
 use crate::results::{Run, Status, SuiteRun, TargetResult};
-use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// Why `baseline update` wrote nothing (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError {
+    /// `--targets` or `--suites` names one the run does not have; `valid`
+    /// lists the run's, comma-separated.
+    #[error("unknown {what} `{name}` for this run; it has: {valid}")]
+    UnknownName {
+        what: &'static str,
+        name: String,
+        valid: String,
+    },
+    #[error("nothing to record: the selection holds no suite runs")]
+    NothingToRecord,
+    /// What stops the update, one line each: a suite run not ok, a failed
+    /// check, too few rounds, an existing file that cannot be read.
+    #[error("baseline update refused, nothing written:\n  - {}", .0.join("\n  - "))]
+    Refused(Vec<String>),
+    /// Locking, reading or writing the baselines.
+    #[error(transparent)]
+    Baseline(#[from] baseline::BaselineError),
+}
 
 /// Writes `baselines/<target>/<suite>.json` for each selected target and
 /// suite of `run` (all of them when a filter is `None`), recording `commit`.
@@ -25,7 +46,7 @@ pub fn update_baselines(
     targets: Option<&[String]>,
     suites: Option<&[String]>,
     commit: &CommitId,
-) -> Result<Vec<String>> {
+) -> Result<Vec<String>, UpdateError> {
     let which = Which { targets, suites };
     update(run, baselines, which, commit, Scope::All)
 }
@@ -41,7 +62,7 @@ pub fn record_as_is(
     targets: Option<&[String]>,
     suites: Option<&[String]>,
     commit: &CommitId,
-) -> Result<Vec<String>> {
+) -> Result<Vec<String>, UpdateError> {
     let which = Which { targets, suites };
     update(run, baselines, which, commit, Scope::AsIs)
 }
@@ -57,7 +78,7 @@ pub fn update_counts(
     targets: Option<&[String]>,
     suites: Option<&[String]>,
     commit: &CommitId,
-) -> Result<Vec<String>> {
+) -> Result<Vec<String>, UpdateError> {
     let which = Which { targets, suites };
     update(run, baselines, which, commit, Scope::Counts)
 }
@@ -145,7 +166,7 @@ fn update(
     which: Which,
     commit: &CommitId,
     scope: Scope,
-) -> Result<Vec<String>> {
+) -> Result<Vec<String>, UpdateError> {
     let Which { targets, suites } = which;
     check_names(
         "target",
@@ -214,7 +235,7 @@ fn update(
         }
     }
     if refusals.is_empty() && selected.is_empty() {
-        bail!("nothing to record: the selection holds no suite runs");
+        return Err(UpdateError::NothingToRecord);
     }
     // Held until every file is renamed into place: a second update would
     // otherwise interleave its renames with these.
@@ -225,14 +246,15 @@ fn update(
         let path = baseline::path(baselines, &t.name, &s.suite);
         match baseline::read(baselines, &t.name, &s.suite) {
             Ok(old) => plans.push(plan(run, (t, s), (path, old), commit, scope)),
-            Err(e) => refusals.push(format!("refusing to overwrite {}: {e:#}", path.display())),
+            Err(e) => refusals.push(format!(
+                "refusing to overwrite {}: {}",
+                path.display(),
+                crate::error::chain(&e)
+            )),
         }
     }
     if !refusals.is_empty() {
-        bail!(
-            "baseline update refused, nothing written:\n  - {}",
-            refusals.join("\n  - ")
-        );
+        return Err(UpdateError::Refused(refusals));
     }
     for stale in baseline::remove_stale_temps(baselines) {
         lines.push(format!(
@@ -249,14 +271,19 @@ fn update(
     Ok(lines)
 }
 
-fn check_names(what: &str, given: Option<&[String]>, valid: BTreeSet<&str>) -> Result<()> {
+fn check_names(
+    what: &'static str,
+    given: Option<&[String]>,
+    valid: BTreeSet<&str>,
+) -> Result<(), UpdateError> {
     for name in given.unwrap_or_default() {
         if !valid.contains(name.as_str()) {
             let valid: Vec<&str> = valid.iter().copied().collect();
-            anyhow::bail!(
-                "unknown {what} `{name}` for this run; it has: {}",
-                valid.join(", ")
-            );
+            return Err(UpdateError::UnknownName {
+                what,
+                name: name.clone(),
+                valid: valid.join(", "),
+            });
         }
     }
     Ok(())

@@ -7,12 +7,14 @@ use super::rng::SplitMix64;
 use super::tally::Tally;
 use crate::name::Name;
 use crate::results::{Run, Status};
-use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 
 /// Resampling: A/A draws of `opts.rounds` pairs from the recordings, and
 /// the same draws with one cell slowed by each of [`SLOWDOWNS`].
-pub fn resample(recordings: &[Recording], opts: &ValidateOptions) -> Result<Validation> {
+pub fn resample(
+    recordings: &[Recording],
+    opts: &ValidateOptions,
+) -> Result<Validation, ValidateError> {
     opts.check()?;
     let (parts, notes) = gating_parts(recordings)?;
     // Per (target, suite) of the first recording: the pool of recorded
@@ -34,12 +36,10 @@ pub fn resample(recordings: &[Recording], opts: &ValidateOptions) -> Result<Vali
     }
     let smallest = pools.values().map(Vec::len).min().unwrap_or(0);
     if smallest < opts.rounds {
-        bail!(
-            "the recordings hold {smallest} pairs of some suite; drawing {} needs more \
-             (record with e.g. `cargo xtask matrix --against HEAD --rounds {}`)",
-            opts.rounds,
-            crate::policy::AB_ROUNDS.0
-        );
+        return Err(ValidateError::TooFewPairsRecorded {
+            smallest,
+            wanted: opts.rounds,
+        });
     }
     let mut rng = SplitMix64::new(opts.seed);
     let mut tally = Tally::default();
@@ -89,7 +89,10 @@ pub fn resample(recordings: &[Recording], opts: &ValidateOptions) -> Result<Vali
 
 /// End to end: every recording gated as it was made (A/A), and
 /// `opts.evaluations` injections per slowdown spread over them.
-pub fn end_to_end(recordings: &[Recording], opts: &ValidateOptions) -> Result<Validation> {
+pub fn end_to_end(
+    recordings: &[Recording],
+    opts: &ValidateOptions,
+) -> Result<Validation, ValidateError> {
     opts.check()?;
     let (parts, notes) = gating_parts(recordings)?;
     let mut rng = SplitMix64::new(opts.seed);
@@ -111,9 +114,9 @@ pub fn end_to_end(recordings: &[Recording], opts: &ValidateOptions) -> Result<Va
 /// The parts of the recordings whose timings gate: targets that are not
 /// run under QEMU, and of them the suites that ran ok with every check
 /// passed on both sides. The notes name what was left out.
-fn gating_parts(recordings: &[Recording]) -> Result<(Vec<Recording>, Vec<String>)> {
+fn gating_parts(recordings: &[Recording]) -> Result<(Vec<Recording>, Vec<String>), ValidateError> {
     if recordings.is_empty() {
-        anyhow::bail!("validate-gate needs at least one recording");
+        return Err(ValidateError::NoRecordings);
     }
     let mut notes = Vec::new();
     let mut parts = Vec::new();
@@ -155,18 +158,15 @@ fn gating_parts(recordings: &[Recording]) -> Result<(Vec<Recording>, Vec<String>
         let h = keep(head, &mut notes);
         let b = keep(base, &mut notes);
         if h.targets.is_empty() || b.targets.is_empty() {
-            let why = if notes.is_empty() {
+            let left_out = if notes.is_empty() {
                 String::new()
             } else {
                 format!(" ({})", notes.join("; "))
             };
-            bail!(
-                "run {} has no suite run ok on both sides on a target whose timings gate{why}: \
-                 record one on this machine's native target, e.g. \
-                 `cargo xtask matrix --targets x86_64 --against HEAD --rounds {}`",
-                head.run_id,
-                crate::policy::AB_ROUNDS.0
-            );
+            return Err(ValidateError::NothingGates {
+                run: head.run_id.clone(),
+                left_out,
+            });
         }
         parts.push((h, b));
     }

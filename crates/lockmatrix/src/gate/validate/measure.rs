@@ -2,10 +2,10 @@
 //! options, a recording's summary, and the result (false alarms, spread,
 //! power per slowdown and per cell).
 
+use crate::family::BadGateOption;
 use crate::gate::GateOptions;
 use crate::name::Name;
 use crate::results::Run;
-use anyhow::Result;
 use serde::Serialize;
 
 /// The injected slowdowns whose detection rate is the power.
@@ -70,35 +70,79 @@ impl Default for ValidateOptions {
 
 impl ValidateOptions {
     /// Checks the ranges, as an exit-status-2 error naming the bad option.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<(), ValidateError> {
         if self.evaluations > MAX_EVALUATIONS {
-            anyhow::bail!(
-                "--evaluations is {}: expected at most {MAX_EVALUATIONS} (about 900 take 46 s here; more states no rate any better than the recordings allow)",
-                self.evaluations
-            );
+            return Err(ValidateError::TooManyEvaluations(self.evaluations));
         }
         if self.rounds > MAX_EVALUATIONS {
-            anyhow::bail!(
-                "--pairs is {}: expected at most {MAX_EVALUATIONS}",
-                self.rounds
-            );
+            return Err(ValidateError::TooManyPairs(self.rounds));
         }
         if self.evaluations == 0 {
-            anyhow::bail!(
-                "--evaluations is 0: expected at least 1 \
-                 ({GOAL_MIN_EVALUATIONS} or more to state the false-alarm rate)"
-            );
+            return Err(ValidateError::NoEvaluations);
         }
         if self.rounds < 2 {
-            anyhow::bail!("--pairs is {}: expected at least 2", self.rounds);
+            return Err(ValidateError::TooFewPairs(self.rounds));
         }
-        self.gate.check()
+        Ok(self.gate.check()?)
     }
 }
 
 /// The most `--evaluations` (and `--pairs`) a validation takes: minutes of
 /// work already, where a typo of a few zeros would run for hours.
 pub const MAX_EVALUATIONS: usize = 10_000;
+
+/// Why a validation could not be made: an option out of its range, or
+/// recordings that hold nothing the gate's timings judge. All are bad
+/// input (exit status 2), naming the option or the run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValidateError {
+    #[error(
+        "--evaluations is {0}: expected at most {max} (about 900 take 46 s here; more states no rate any better than the recordings allow)",
+        max = MAX_EVALUATIONS
+    )]
+    TooManyEvaluations(usize),
+    #[error("--pairs is {0}: expected at most {max}", max = MAX_EVALUATIONS)]
+    TooManyPairs(usize),
+    #[error(
+        "--evaluations is 0: expected at least 1 \
+         ({goal} or more to state the false-alarm rate)",
+        goal = GOAL_MIN_EVALUATIONS
+    )]
+    NoEvaluations,
+    #[error("--pairs is {0}: expected at least 2")]
+    TooFewPairs(usize),
+    /// A gate option out of its range.
+    #[error(transparent)]
+    Gate(#[from] BadGateOption),
+    #[error("validate-gate needs at least one recording")]
+    NoRecordings,
+    /// No target of run `run` has a suite whose timings gate, run ok on
+    /// both sides; `left_out` says what was left out, in parentheses.
+    #[error(
+        "run {run} has no suite run ok on both sides on a target whose timings gate{left_out}: \
+         record one on this machine's native target, e.g. \
+         `cargo xtask matrix --targets x86_64 --against HEAD --rounds {rounds}`",
+        rounds = crate::policy::AB_ROUNDS.0
+    )]
+    NothingGates { run: String, left_out: String },
+    /// Resampling would draw more pairs than some suite's recordings hold.
+    #[error(
+        "the recordings hold {smallest} pairs of some suite; drawing {wanted} needs more \
+         (record with e.g. `cargo xtask matrix --against HEAD --rounds {rounds}`)",
+        rounds = crate::policy::AB_ROUNDS.0
+    )]
+    TooFewPairsRecorded { smallest: usize, wanted: usize },
+    /// The gate's problems with a recording, each as `<place>: <what>`.
+    #[error("the gate reported problems: {}", .0.join("; "))]
+    GateProblems(Vec<String>),
+    #[error(
+        "run {run}: no cell of a timing family compares with its base \
+         (every cell is new, advisory or without positive values): nothing to validate"
+    )]
+    NoGatingCell { run: String },
+    #[error("the injected cell is missing from the gate's report")]
+    InjectedCellMissing,
+}
 
 /// An A/A recording: the head run and its base run (`<run>/base`).
 pub type Recording = (Run, Run);

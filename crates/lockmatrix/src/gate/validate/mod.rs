@@ -35,8 +35,8 @@ mod tally;
 
 pub use experiment::{end_to_end, resample};
 pub use measure::{
-    summary, CellPower, Detection, Method, Spread, ValidateOptions, Validation, GOAL_MAX_RATE,
-    GOAL_MIN_EVALUATIONS, GOAL_POWER, MAX_EVALUATIONS, SLOWDOWNS,
+    summary, CellPower, Detection, Method, Spread, ValidateError, ValidateOptions, Validation,
+    GOAL_MAX_RATE, GOAL_MIN_EVALUATIONS, GOAL_POWER, MAX_EVALUATIONS, SLOWDOWNS,
 };
 pub use measure::{OrderEffect, Recording};
 pub use render::report_json;

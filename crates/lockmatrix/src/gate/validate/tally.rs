@@ -7,7 +7,6 @@ use super::rng::SplitMix64;
 use crate::gate::evaluate::{evaluate, Reference, Verdict};
 use crate::gate::render::cell_name;
 use crate::results::Run;
-use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 
 /// What the evaluations found so far.
@@ -35,7 +34,7 @@ impl Tally {
         head: &Run,
         base: &Run,
         opts: &ValidateOptions,
-    ) -> Result<Vec<GatingCell>> {
+    ) -> Result<Vec<GatingCell>, ValidateError> {
         let report = evaluate(head, &Reference::Base(base), &opts.gate)?;
         if !report.problems.is_empty() {
             let problems: Vec<String> = report
@@ -43,15 +42,13 @@ impl Tally {
                 .iter()
                 .map(|p| format!("{}: {}", p.place(), p.what))
                 .collect();
-            bail!("the gate reported problems: {}", problems.join("; "));
+            return Err(ValidateError::GateProblems(problems));
         }
         let cells = gating(&report);
         if cells.is_empty() {
-            bail!(
-                "run {}: no cell of a timing family compares with its base \
-                 (every cell is new, advisory or without positive values): nothing to validate",
-                head.run_id
-            );
+            return Err(ValidateError::NoGatingCell {
+                run: head.run_id.clone(),
+            });
         }
         self.evaluations += 1;
         if report.count(Verdict::Regression) > 0 {
@@ -85,7 +82,7 @@ impl Tally {
         base: &Run,
         opts: &ValidateOptions,
         rng: &mut SplitMix64,
-    ) -> Result<()> {
+    ) -> Result<(), ValidateError> {
         let cells = self.aa(head, base, opts)?;
         self.inject(head, base, &cells, opts, rng)
     }
@@ -97,7 +94,7 @@ impl Tally {
         cells: &[GatingCell],
         opts: &ValidateOptions,
         rng: &mut SplitMix64,
-    ) -> Result<()> {
+    ) -> Result<(), ValidateError> {
         let cell = &cells[rng.below(cells.len())];
         for (i, &slowdown) in SLOWDOWNS.iter().enumerate() {
             let report = evaluate(
@@ -109,7 +106,7 @@ impl Tally {
                 .cells
                 .iter()
                 .find(|c| cell.is(c))
-                .context("the injected cell is missing from the gate's report")?;
+                .ok_or(ValidateError::InjectedCellMissing)?;
             let detected = found.verdict == Verdict::Regression;
             let p = &mut self.power[i];
             p[0] += usize::from(detected);
