@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// A target's binaries by suite.
+type Binaries = BTreeMap<String, Binary>;
+
 /// Where one target's suites run: its binaries (and the base revision's),
 /// the ssh session, the plugin and the timeout.
 pub struct Site<'a> {
@@ -157,10 +160,7 @@ impl Site<'_> {
     /// it (a base revision older than a C suite has none: the head runs
     /// alone, and the gate says every cell is new), each hashed again
     /// just before it runs: what runs is what was built.
-    fn verified_binaries(
-        &self,
-        suite: &str,
-    ) -> Result<(&Binary, Option<&BTreeMap<String, Binary>>), Failure> {
+    fn verified_binaries(&self, suite: &str) -> Result<(&Binary, Option<&Binaries>), Failure> {
         let Some(head_binary) = self.binaries.get(suite) else {
             return Err(Failure::Build {
                 error: format!("no {suite} binary was built for {}", self.target.name),
