@@ -305,7 +305,6 @@ fn ensure_sysroot(job: &Job, log: &Path) -> Result<String, BuildError> {
         return Ok(format!("std: sysroot {} (built before)\n", dir.display()));
     }
     let work = sysroot_work(job);
-    let around = |what: String| BuildError::Around { what };
     let _lock = lock_dir(&work).map_err(|e| around(e.to_string()))?;
     if done(&dir) {
         return Ok(format!(
@@ -319,14 +318,53 @@ fn ensure_sysroot(job: &Job, log: &Path) -> Result<String, BuildError> {
             dir.display()
         )));
     }
-    let io = |path: &Path, e: std::io::Error| around(format!("{}: {e}", path.display()));
+    let start = Instant::now();
+    let said = build_std(job, &work, log)?;
+    let (stage, copied) = stage_sysroot(job, &work)?;
+    let secs = start.elapsed().as_secs_f64();
+    let marker = stage.join(SYSROOT_DONE);
+    std::fs::write(
+        &marker,
+        format!(
+            "{}\n{}\n{} ({})\n{copied} rlibs, built in {secs:.1}s\n",
+            job.target.triple,
+            job.target.std_codegen_flags().join(" "),
+            tc(job).version(),
+            tc(job).label,
+        ),
+    )
+    .map_err(|e| io_error(&marker, e))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&stage, &dir).map_err(|e| io_error(&dir, e))?;
+    // The sysroot is what is kept; the std build's own dir is large.
+    let _ = std::fs::remove_dir_all(work.join("target"));
+    Ok(format!(
+        "{said}std: built sysroot {} in {secs:.1}s ({copied} rlibs)\n",
+        dir.display()
+    ))
+}
+
+/// A sysroot build's failure around cargo (its files, its lock).
+fn around(what: String) -> BuildError {
+    BuildError::Around { what }
+}
+
+/// A sysroot build's file operation on `path` that failed.
+fn io_error(path: &Path, e: std::io::Error) -> BuildError {
+    around(format!("{}: {e}", path.display()))
+}
+
+/// Builds std for `job` in `work`, through a throwaway crate
+/// ([`std_command`]); returns what cargo said, or writes it to `log` and
+/// says its first error when the build failed.
+fn build_std(job: &Job, work: &Path, log: &Path) -> Result<String, BuildError> {
+    let dir = sysroot_dir(job);
     let krate = work.join("crate");
-    std::fs::create_dir_all(&krate).map_err(|e| io(&krate, e))?;
+    std::fs::create_dir_all(&krate).map_err(|e| io_error(&krate, e))?;
     for (name, text) in [("Cargo.toml", STD_MANIFEST), ("lib.rs", "")] {
         let path = krate.join(name);
-        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+        std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
     }
-    let start = Instant::now();
     let mut cmd = std_command(job);
     let out = cmd
         .output()
@@ -349,9 +387,14 @@ fn ensure_sysroot(job: &Job, log: &Path) -> Result<String, BuildError> {
             log: log.to_path_buf(),
         });
     }
-    // The rlibs of std and what it depends on, but not the throwaway
-    // crate's, into a staging dir renamed into place: a sysroot is there
-    // whole or not at all.
+    Ok(said)
+}
+
+/// Copies the rlibs of std and what it depends on, but not the throwaway
+/// crate's, from the std build in `work` into a staging dir, to be renamed
+/// into place: a sysroot is there whole or not at all. Returns the staging
+/// dir and the rlibs copied; an error when std's build left no libstd.
+fn stage_sysroot(job: &Job, work: &Path) -> Result<(PathBuf, usize), BuildError> {
     let deps = work
         .join("target")
         .join(&job.target.triple)
@@ -362,13 +405,13 @@ fn ensure_sysroot(job: &Job, log: &Path) -> Result<String, BuildError> {
         .join("lib/rustlib")
         .join(&job.target.triple)
         .join("lib");
-    std::fs::create_dir_all(&lib).map_err(|e| io(&lib, e))?;
+    std::fs::create_dir_all(&lib).map_err(|e| io_error(&lib, e))?;
     let mut copied = 0;
-    for entry in std::fs::read_dir(&deps).map_err(|e| io(&deps, e))? {
-        let path = entry.map_err(|e| io(&deps, e))?.path();
+    for entry in std::fs::read_dir(&deps).map_err(|e| io_error(&deps, e))? {
+        let path = entry.map_err(|e| io_error(&deps, e))?.path();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         if name.ends_with(".rlib") && !name.starts_with("liblockmatrix_std-") {
-            std::fs::copy(&path, lib.join(&*name)).map_err(|e| io(&path, e))?;
+            std::fs::copy(&path, lib.join(&*name)).map_err(|e| io_error(&path, e))?;
             copied += 1;
         }
     }
@@ -384,27 +427,7 @@ fn ensure_sysroot(job: &Job, log: &Path) -> Result<String, BuildError> {
             deps.display()
         )));
     }
-    let secs = start.elapsed().as_secs_f64();
-    let marker = stage.join(SYSROOT_DONE);
-    std::fs::write(
-        &marker,
-        format!(
-            "{}\n{}\n{} ({})\n{copied} rlibs, built in {secs:.1}s\n",
-            job.target.triple,
-            job.target.std_codegen_flags().join(" "),
-            tc(job).version(),
-            tc(job).label,
-        ),
-    )
-    .map_err(|e| io(&marker, e))?;
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::rename(&stage, &dir).map_err(|e| io(&dir, e))?;
-    // The sysroot is what is kept; the std build's own dir is large.
-    let _ = std::fs::remove_dir_all(work.join("target"));
-    Ok(format!(
-        "{said}std: built sysroot {} in {secs:.1}s ({copied} rlibs)\n",
-        dir.display()
-    ))
+    Ok((stage, copied))
 }
 
 /// The cargo command that builds `suites` for `job`.

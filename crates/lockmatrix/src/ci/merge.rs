@@ -46,47 +46,7 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
     }
     let mut seen: Vec<(String, PathBuf)> = Vec::new();
     for (dir, run) in &runs {
-        let differs = |what: &str, a: &str, b: &str| -> Result<()> {
-            bail!(
-                "{}: {what} is `{b}`, but {} has `{a}`: runs with different {what}s cannot be gated together",
-                dir.join("run.json").display(),
-                first_dir.join("run.json").display()
-            )
-        };
-        if run.format != merged.format {
-            differs(
-                "format",
-                &merged.format.to_string(),
-                &run.format.to_string(),
-            )?;
-        }
-        if run.profile != merged.profile {
-            differs("profile", merged.profile.name(), run.profile.name())?;
-        }
-        let base = |r: &Run| {
-            r.against.as_ref().map_or("none".to_string(), |a| {
-                crate::commit::shown(a.commit.as_ref()).to_string()
-            })
-        };
-        if base(run) != base(&merged) {
-            differs("base revision (--against)", &base(&merged), &base(run))?;
-        }
-        // `--crate` runs: one version of one crate, built alike everywhere.
-        let subject = |r: &Run| {
-            r.subject.as_ref().map_or("none".to_string(), |c| {
-                format!("{} ({})", c.label(), c.source)
-            })
-        };
-        if subject(run) != subject(&merged) {
-            differs("lock crate (--crate)", &subject(&merged), &subject(run))?;
-        }
-        if run.host.lockmatrix_commit != merged.host.lockmatrix_commit {
-            differs(
-                "lockmatrix commit",
-                crate::commit::shown(merged.host.lockmatrix_commit.as_ref()),
-                crate::commit::shown(run.host.lockmatrix_commit.as_ref()),
-            )?;
-        }
+        check_alike((first_dir, &merged), (dir, run))?;
         for t in &run.targets {
             if let Some((_, prev)) = seen.iter().find(|(name, _)| *name == t.name) {
                 bail!(
@@ -98,40 +58,107 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
             }
             seen.push((t.name.to_string(), dir.to_path_buf()));
         }
-        merged.host.lockmatrix_dirty |= run.host.lockmatrix_dirty;
-        if run.started < merged.started {
-            merged.started = run.started.clone();
-        }
-        merged.finished = match (&merged.finished, &run.finished) {
-            (Some(a), Some(b)) => Some(a.max(b).clone()),
-            _ => None,
-        };
-        merged.command.push(dir.display().to_string());
-        // Each job ran on its own machine: keep its CPU with its targets.
-        merged
-            .targets
-            .extend(run.targets.iter().cloned().map(|mut t| {
-                t.cpu_model
-                    .get_or_insert_with(|| run.host.cpu_model.clone());
-                // A kernel marks a target that records its own machine
-                // (`Testbed::of`): an ssh host's, or a job's from an
-                // earlier merge.
-                if t.kernel.is_none() {
-                    t.machine = run.host.machine.clone();
-                    t.kernel = Some(run.host.kernel.clone());
-                    t.virtualization = run.host.virtualization.clone();
-                    t.declared_testbed = run.host.declared_testbed.clone();
-                }
-                t
-            }));
+        add_run(&mut merged, dir, run);
     }
     merged
         .command
         .extend(["--out".into(), out.display().to_string()]);
-    // Every entry of every input is checked before anything is written: a
-    // refused entry leaves no partial output behind.
+    let files = planned_files(&runs, out)?;
+    let created = !out.exists();
+    let written = write_merged(out, &files, &runs, &merged);
+    if written.is_err() && created {
+        let _ = std::fs::remove_dir_all(out);
+    }
+    written
+}
+
+/// Refuses a run that cannot be gated together with the first: another
+/// format, profile, base revision, lock crate or lockmatrix commit.
+/// `merged` holds the first run's values, read from `first_dir`.
+fn check_alike((first_dir, merged): (&Path, &Run), (dir, run): (&Path, &Run)) -> Result<()> {
+    let differs = |what: &str, a: &str, b: &str| -> Result<()> {
+        bail!(
+            "{}: {what} is `{b}`, but {} has `{a}`: runs with different {what}s cannot be gated together",
+            dir.join("run.json").display(),
+            first_dir.join("run.json").display()
+        )
+    };
+    if run.format != merged.format {
+        differs(
+            "format",
+            &merged.format.to_string(),
+            &run.format.to_string(),
+        )?;
+    }
+    if run.profile != merged.profile {
+        differs("profile", merged.profile.name(), run.profile.name())?;
+    }
+    let base = |r: &Run| {
+        r.against.as_ref().map_or("none".to_string(), |a| {
+            crate::commit::shown(a.commit.as_ref()).to_string()
+        })
+    };
+    if base(run) != base(merged) {
+        differs("base revision (--against)", &base(merged), &base(run))?;
+    }
+    // `--crate` runs: one version of one crate, built alike everywhere.
+    let subject = |r: &Run| {
+        r.subject.as_ref().map_or("none".to_string(), |c| {
+            format!("{} ({})", c.label(), c.source)
+        })
+    };
+    if subject(run) != subject(merged) {
+        differs("lock crate (--crate)", &subject(merged), &subject(run))?;
+    }
+    if run.host.lockmatrix_commit != merged.host.lockmatrix_commit {
+        differs(
+            "lockmatrix commit",
+            crate::commit::shown(merged.host.lockmatrix_commit.as_ref()),
+            crate::commit::shown(run.host.lockmatrix_commit.as_ref()),
+        )?;
+    }
+    Ok(())
+}
+
+/// Adds `run` (read from `dir`) to `merged`: its targets, each with its
+/// own job's machine; its span of time; whether it was dirty; its
+/// directory in the merge's command.
+fn add_run(merged: &mut Run, dir: &Path, run: &Run) {
+    merged.host.lockmatrix_dirty |= run.host.lockmatrix_dirty;
+    if run.started < merged.started {
+        merged.started = run.started.clone();
+    }
+    merged.finished = match (&merged.finished, &run.finished) {
+        (Some(a), Some(b)) => Some(a.max(b).clone()),
+        _ => None,
+    };
+    merged.command.push(dir.display().to_string());
+    // Each job ran on its own machine: keep its CPU with its targets.
+    merged
+        .targets
+        .extend(run.targets.iter().cloned().map(|mut t| {
+            t.cpu_model
+                .get_or_insert_with(|| run.host.cpu_model.clone());
+            // A kernel marks a target that records its own machine
+            // (`Testbed::of`): an ssh host's, or a job's from an
+            // earlier merge.
+            if t.kernel.is_none() {
+                t.machine = run.host.machine.clone();
+                t.kernel = Some(run.host.kernel.clone());
+                t.virtualization = run.host.virtualization.clone();
+                t.declared_testbed = run.host.declared_testbed.clone();
+            }
+            t
+        }));
+}
+
+/// Every file of every run to copy into `out`, `(source, destination)`.
+/// Every entry of every input is checked before anything is written: a
+/// refused entry, or two runs' files with one destination, leaves no
+/// partial output behind.
+fn planned_files(runs: &[(&PathBuf, Run)], out: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
     let mut files = Vec::new();
-    for (dir, _) in &runs {
+    for (dir, _) in runs {
         plan_copy(dir, out, true, &mut files)?;
     }
     let mut seen = std::collections::BTreeMap::new();
@@ -145,14 +172,11 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
             );
         }
     }
-    let created = !out.exists();
-    let written = write_merged(out, &files, &runs, &merged);
-    if written.is_err() && created {
-        let _ = std::fs::remove_dir_all(out);
-    }
-    written
+    Ok(files)
 }
 
+/// Writes the merged run into `out`: the runs' files, the merge of their
+/// base runs (`--against`), and its `run.json` last.
 fn write_merged(
     out: &Path,
     files: &[(PathBuf, PathBuf)],

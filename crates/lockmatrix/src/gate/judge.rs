@@ -14,7 +14,7 @@ use crate::name::Name;
 use crate::policy::{self, Role};
 use crate::protocol::case_label;
 use crate::results::{Failure, Status, SuiteRun, TargetResult};
-use stats::Decision;
+use stats::{Decision, Sequential, SequentialPlan, StatsError};
 
 /// A family cell waiting for its decision, once its target's suites and
 /// family are known.
@@ -94,82 +94,18 @@ pub(super) struct Judged {
 /// each cell (exact counts, advisory timings, family cells left for
 /// [`decide`]), its ordering footprint, and the recount it used.
 pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
-    let SuiteCtx {
-        t,
-        s,
-        testbed,
-        opts,
-        ..
-    } = *ctx;
+    let (t, s) = (ctx.t, ctx.s);
     let mut out = Judged::default();
-    let failed: Vec<_> = s.checks.iter().filter(|c| !c.ok).collect();
-    for c in &failed {
-        out.failed_checks.push(FailedCheck {
-            target: t.name.clone(),
-            suite: s.suite.clone(),
-            bench: c.bench.clone(),
-            case: c.case.clone(),
-            name: c.name.clone(),
-            details: c.details.clone(),
-        });
-    }
-    match &s.status {
-        Status::Ok => {}
-        Status::Pending => out.problems.push(item(t, Some(s), "not finished".into())),
-        // The failed checks are listed on their own.
-        Status::Failed(Failure::Check { .. }) if !failed.is_empty() => {}
-        Status::Failed(why) => out
-            .problems
-            .push(item(t, Some(s), format!("failed: {why}"))),
-        Status::NotRun(why) => out.notes.push(item(t, Some(s), format!("not run: {why}"))),
-    }
+    checks_and_status(t, s, &mut out);
     let run_cells = cells::collect(&s.samples);
-    let timing_differs = reference
-        .testbed
-        .as_ref()
-        .filter(|_| !reference.paired)
-        .map(|b| b.differences(testbed))
-        .unwrap_or_default();
-    let mut count_differs = reference
-        .count_testbed
-        .as_ref()
-        .map(|b| b.count_differences(testbed))
-        .unwrap_or_default();
-    // The same binary counts the same, whatever compiler or CPU-choice
-    // label either side records; only the counting emulator's release
-    // still matters.
-    if same_binary(reference.binary.as_ref(), t, s) {
-        count_differs.retain(|d| d.starts_with("counting emulator release"));
-    }
-    // Said first: what was made to compare them, and why it could not.
-    if let (false, Some(why)) = (count_differs.is_empty(), &reference.recount_failed) {
-        count_differs.insert(0, why.clone());
-    }
-    let ordering = ordering_of(ctx, &reference, &count_differs, &mut out);
+    let differs = Differs::of(ctx, &reference);
+    let ordering = ordering_of(ctx, &reference, &differs.count, &mut out);
     let family_cells = run_cells
         .iter()
         .filter(|c| policy::role(c.kind(), t.runner, c.gating) == Role::Family)
         .count();
     for cell in &run_cells {
-        let mut r = CellReport {
-            target: t.name.clone(),
-            suite: s.suite.clone(),
-            bench: cell.key.bench.clone(),
-            case: cell.case.clone(),
-            metric: cell.key.metric.clone(),
-            unit: cell.unit.clone(),
-            better: cell.better,
-            gating: cell.gating,
-            family: policy::role(cell.kind(), t.runner, cell.gating) == Role::Family,
-            verdict: Verdict::NoBaseline,
-            head: Summary::of(&cell.samples),
-            base: None,
-            effect: None,
-            look: None,
-            rounds_needed: None,
-            note: None,
-            gated: false,
-        };
+        let mut r = cell_report(t, s, cell);
         if r.family {
             out.family_present += 1;
         }
@@ -178,25 +114,13 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
                 out.counts_with_reference += 1;
             }
             let differs = if cell.kind().exact() {
-                &count_differs
+                &differs.count
             } else {
-                &timing_differs
+                &differs.timing
             };
             let p = judge(&mut r, (cell, rc), differs, reference.paired, ctx);
-            // Another testbed's: the rounds a recording here would need
-            // for its baseline to gate later runs, from this run's spread.
             if r.family && r.verdict == Verdict::Incomparable && !reference.paired {
-                r.rounds_needed =
-                    cells::lower_is_better(&cell.samples, cell.better).and_then(|v| {
-                        family::stored_rounds_needed(
-                            opts,
-                            &cell.case,
-                            &v,
-                            family::STORED_ROUNDS.0 as usize,
-                            t.suites.len(),
-                            family_cells,
-                        )
-                    });
+                r.rounds_needed = rounds_to_record(ctx, cell, family_cells);
             }
             if let Some(p) = p {
                 out.pending.push(Pending {
@@ -221,16 +145,140 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
         }
         out.cells.push(r);
     }
-    out.recounted = reference
+    out.recounted = recounted(ctx, &reference, &out);
+    if let Some(note) = missing_cells(t, s, &reference, &run_cells) {
+        out.notes.push(note);
+    }
+    out
+}
+
+/// Adds the suite run's failed checks to `out`, and its status as a
+/// problem or a note (a check failure only when no check is listed).
+fn checks_and_status(t: &TargetResult, s: &SuiteRun, out: &mut Judged) {
+    let failed: Vec<_> = s.checks.iter().filter(|c| !c.ok).collect();
+    for c in &failed {
+        out.failed_checks.push(FailedCheck {
+            target: t.name.clone(),
+            suite: s.suite.clone(),
+            bench: c.bench.clone(),
+            case: c.case.clone(),
+            name: c.name.clone(),
+            details: c.details.clone(),
+        });
+    }
+    match &s.status {
+        Status::Ok => {}
+        Status::Pending => out.problems.push(item(t, Some(s), "not finished".into())),
+        // The failed checks are listed on their own.
+        Status::Failed(Failure::Check { .. }) if !failed.is_empty() => {}
+        Status::Failed(why) => out
+            .problems
+            .push(item(t, Some(s), format!("failed: {why}"))),
+        Status::NotRun(why) => out.notes.push(item(t, Some(s), format!("not run: {why}"))),
+    }
+}
+
+/// How the testbeds of the run and its reference differ, for timings and
+/// for counts: each non-empty list makes its cells incomparable.
+struct Differs {
+    timing: Vec<String>,
+    count: Vec<String>,
+}
+
+impl Differs {
+    /// The differences between the suite run's testbed and its
+    /// reference's. Paired timings ran side by side, so their testbeds
+    /// never differ; counts of the same binary differ only by the
+    /// counting emulator's release.
+    fn of(ctx: &SuiteCtx, reference: &SuiteReference) -> Differs {
+        let timing = reference
+            .testbed
+            .as_ref()
+            .filter(|_| !reference.paired)
+            .map(|b| b.differences(ctx.testbed))
+            .unwrap_or_default();
+        let mut count = reference
+            .count_testbed
+            .as_ref()
+            .map(|b| b.count_differences(ctx.testbed))
+            .unwrap_or_default();
+        // The same binary counts the same, whatever compiler or CPU-choice
+        // label either side records; only the counting emulator's release
+        // still matters.
+        if same_binary(reference.binary.as_ref(), ctx.t, ctx.s) {
+            count.retain(|d| d.starts_with("counting emulator release"));
+        }
+        // Said first: what was made to compare them, and why it could not.
+        if let (false, Some(why)) = (count.is_empty(), &reference.recount_failed) {
+            count.insert(0, why.clone());
+        }
+        Differs { timing, count }
+    }
+}
+
+/// A run cell's report before it is judged: what it is, its head values,
+/// and no verdict yet (no baseline).
+fn cell_report(t: &TargetResult, s: &SuiteRun, cell: &RunCell) -> CellReport {
+    CellReport {
+        target: t.name.clone(),
+        suite: s.suite.clone(),
+        bench: cell.key.bench.clone(),
+        case: cell.case.clone(),
+        metric: cell.key.metric.clone(),
+        unit: cell.unit.clone(),
+        better: cell.better,
+        gating: cell.gating,
+        family: policy::role(cell.kind(), t.runner, cell.gating) == Role::Family,
+        verdict: Verdict::NoBaseline,
+        head: Summary::of(&cell.samples),
+        base: None,
+        effect: None,
+        look: None,
+        rounds_needed: None,
+        note: None,
+        gated: false,
+    }
+}
+
+/// For a family cell whose stored baseline is another testbed's: the
+/// rounds a recording here would need for its baseline to gate later
+/// runs, from this run's spread.
+fn rounds_to_record(ctx: &SuiteCtx, cell: &RunCell, family_cells: usize) -> Option<usize> {
+    cells::lower_is_better(&cell.samples, cell.better).and_then(|v| {
+        family::stored_rounds_needed(
+            ctx.opts,
+            &cell.case,
+            &v,
+            family::STORED_ROUNDS.0 as usize,
+            ctx.t.suites.len(),
+            family_cells,
+        )
+    })
+}
+
+/// The recount whose counts stood in for the stored ones, with what it
+/// compared (`out`'s counts and footprints so far).
+fn recounted(ctx: &SuiteCtx, reference: &SuiteReference, out: &Judged) -> Option<Recounted> {
+    reference
         .recount
         .as_ref()
         .map(|(commit, recorded_with)| Recounted {
             commit: commit.clone(),
             recorded_with: recorded_with.clone(),
-            counted_with: t.compiler_of(&s.suite).unwrap_or_default(),
+            counted_with: ctx.t.compiler_of(&ctx.s.suite).unwrap_or_default(),
             counts: out.counts_compared,
             footprints: out.footprints_compared,
-        });
+        })
+}
+
+/// A note naming the reference cells the run lacks (the first three), or
+/// `None` when it has them all.
+fn missing_cells(
+    t: &TargetResult,
+    s: &SuiteRun,
+    reference: &SuiteReference,
+    run_cells: &[RunCell],
+) -> Option<Item> {
     let run_keys: std::collections::BTreeSet<&CellKey> = run_cells.iter().map(|c| &c.key).collect();
     let missing: Vec<String> = reference
         .cells
@@ -238,20 +286,20 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
         .filter(|(k, _)| !run_keys.contains(k))
         .map(|(k, c)| format!("{} [{}] {}", k.bench, case_label(&c.case), k.metric))
         .collect();
-    if !missing.is_empty() {
-        let shown: Vec<&str> = missing.iter().take(3).map(String::as_str).collect();
-        let more = if missing.len() > 3 { ", ..." } else { "" };
-        out.notes.push(item(
-            t,
-            Some(s),
-            format!(
-                "{} reference cells not in this run: {}{more}",
-                missing.len(),
-                shown.join(", ")
-            ),
-        ));
+    if missing.is_empty() {
+        return None;
     }
-    out
+    let shown: Vec<&str> = missing.iter().take(3).map(String::as_str).collect();
+    let more = if missing.len() > 3 { ", ..." } else { "" };
+    Some(item(
+        t,
+        Some(s),
+        format!(
+            "{} reference cells not in this run: {}{more}",
+            missing.len(),
+            shown.join(", ")
+        ),
+    ))
 }
 
 /// Compares the suite run's ordering footprints with the reference's,
@@ -302,48 +350,16 @@ pub(super) fn judge(
     paired: bool,
     ctx: &SuiteCtx,
 ) -> Option<Pending> {
-    let (t, opts) = (ctx.t, ctx.opts);
+    let t = ctx.t;
     r.base = Some(Summary::of(&rc.samples));
     let mut differs = testbed_differs.to_vec();
-    if rc.unit != cell.unit {
-        differs.push(format!(
-            "unit: reference `{}`, run `{}`",
-            rc.unit, cell.unit
-        ));
-    }
-    if rc.better != cell.better {
-        differs.push(format!(
-            "better: reference `{:?}`, run `{:?}`",
-            rc.better, cell.better
-        ));
-    }
+    differs.extend(cell_differences(cell, rc));
     let role = policy::role(cell.kind(), t.runner, cell.gating);
     if role == Role::Exact {
         judge_insns(r, cell, rc, differs, t.insns_tolerance);
         return None;
     }
-    // Paired: the rounds both sides have, in round order.
-    // Paired: the rounds both sides have, matched by round; a bad value
-    // drops its pair, not the cell.
-    let (base, head) = if paired {
-        let (b, h, dropped) = cells::pairs(
-            (&rc.rounds, &rc.samples, rc.better),
-            (&cell.rounds, &cell.samples, cell.better),
-        );
-        if dropped > 0 && !b.is_empty() {
-            r.note = Some(format!(
-                "{dropped} pairs dropped (a missing or non-positive value)"
-            ));
-        }
-        let some = |v: Vec<f64>| (!v.is_empty()).then_some(v);
-        (some(b), some(h))
-    } else {
-        (
-            cells::lower_is_better(&rc.samples, rc.better),
-            cells::lower_is_better(&cell.samples, cell.better),
-        )
-    };
-    let (Some(base), Some(head)) = (base, head) else {
+    let (Some(base), Some(head)) = compared_values(r, (cell, rc), paired) else {
         r.verdict = if !differs.is_empty() {
             Verdict::Incomparable
         } else if !cell.gating {
@@ -357,22 +373,8 @@ pub(super) fn judge(
         return None;
     };
     if rc.better == cell.better {
-        let margin = crate::family::margin(crate::family::threshold(opts, &cell.case));
-        let compared = if paired {
-            stats::compare_paired(&base, &head, margin, opts.clear_alpha)
-        } else {
-            stats::compare(&base, &head, margin, opts.clear_alpha)
-        };
-        match compared {
-            Ok(c) => {
-                r.effect = Some(Effect {
-                    ratio: c.ratio,
-                    lo: c.ratio_lo,
-                    hi: c.ratio_hi,
-                    confidence: c.confidence,
-                    p: c.p_rank,
-                })
-            }
+        match effect(cell, (&base, &head), paired, ctx.opts) {
+            Ok(e) => r.effect = Some(e),
             Err(e) => differs.push(format!("not comparable: {e}")),
         }
     }
@@ -400,6 +402,76 @@ pub(super) fn judge(
         family_cells: 0,
         max_pairs: 0,
         planned_rounds: None,
+    })
+}
+
+/// How a run cell and its reference cell disagree on what they measure:
+/// the unit, or which way is better.
+fn cell_differences(cell: &RunCell, rc: &RefCell) -> Vec<String> {
+    let mut differs = Vec::new();
+    if rc.unit != cell.unit {
+        differs.push(format!(
+            "unit: reference `{}`, run `{}`",
+            rc.unit, cell.unit
+        ));
+    }
+    if rc.better != cell.better {
+        differs.push(format!(
+            "better: reference `{:?}`, run `{:?}`",
+            rc.better, cell.better
+        ));
+    }
+    differs
+}
+
+/// The values compared, `(base, head)`, lower is better: paired, the
+/// rounds both sides have matched by round (a bad value drops its pair,
+/// not the cell, and `r`'s note says how many were dropped); else each
+/// side's values. `None` for a side with none to compare.
+fn compared_values(
+    r: &mut CellReport,
+    (cell, rc): (&RunCell, &RefCell),
+    paired: bool,
+) -> (Option<Vec<f64>>, Option<Vec<f64>>) {
+    if !paired {
+        return (
+            cells::lower_is_better(&rc.samples, rc.better),
+            cells::lower_is_better(&cell.samples, cell.better),
+        );
+    }
+    let (b, h, dropped) = cells::pairs(
+        (&rc.rounds, &rc.samples, rc.better),
+        (&cell.rounds, &cell.samples, cell.better),
+    );
+    if dropped > 0 && !b.is_empty() {
+        r.note = Some(format!(
+            "{dropped} pairs dropped (a missing or non-positive value)"
+        ));
+    }
+    let some = |v: Vec<f64>| (!v.is_empty()).then_some(v);
+    (some(b), some(h))
+}
+
+/// The head's effect against the base at the cell's margin: signed-rank
+/// pairs when paired, else the Mann-Whitney comparison.
+fn effect(
+    cell: &RunCell,
+    (base, head): (&[f64], &[f64]),
+    paired: bool,
+    opts: &GateOptions,
+) -> Result<Effect, StatsError> {
+    let margin = crate::family::margin(crate::family::threshold(opts, &cell.case));
+    let c = if paired {
+        stats::compare_paired(base, head, margin, opts.clear_alpha)
+    } else {
+        stats::compare(base, head, margin, opts.clear_alpha)
+    }?;
+    Ok(Effect {
+        ratio: c.ratio,
+        lo: c.ratio_lo,
+        hi: c.ratio_hi,
+        confidence: c.confidence,
+        p: c.p_rank,
     })
 }
 
@@ -468,122 +540,195 @@ pub(super) fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOp
         paired: report.paired,
     };
     for c in pending {
-        let alpha = family::cell_alpha(opts, c.suites, c.family_cells);
         let r = &mut report.cells[c.index];
-        let threshold = family::threshold(opts, &r.case);
-        let margin = family::margin(threshold);
-        let n = c.base.len().min(c.head.len());
-        // Sized for the distance between the threshold and the margin.
-        let apart = (1.0 + threshold) / (1.0 + margin) - 1.0;
-        let needed = if report.paired {
-            stats::assess_paired_power(&c.base[..n], &c.head[..n], apart, alpha)
-        } else {
-            stats::assess_power(&c.base, &c.head, apart, alpha)
+        let Some(cell) = decide_cell(c, r, report.paired, opts) else {
+            continue;
         };
-        r.rounds_needed = needed.ok().and_then(|p| p.rounds_needed);
-        // The plan the run was made with: where its looks are, and whether
-        // its last can reach the level at all.
-        let (plan, min_p, last) = if report.paired {
-            let last = c.max_pairs.max(n);
-            let plan = family::plan(opts, c.max_pairs, c.suites, c.family_cells);
-            (plan, stats::min_p_value_paired(last), last)
-        } else {
-            let looks = family::stored_looks(c.planned_rounds, c.head.len());
-            let last = *looks.last().expect("looks");
-            let plan = family::stored_plan(opts, c.base.len(), looks, c.suites, c.family_cells);
-            (plan, stats::min_p_value(c.base.len(), last), last)
-        };
-        let Ok(plan) = plan else { continue };
-        let reachable = min_p <= plan.last_level();
-        timing.cell_alpha = timing.cell_alpha.min(alpha);
-        timing.rounds = timing.rounds.min(last);
-        timing.min_p = timing.min_p.max(min_p);
-        timing.gated |= reachable;
-        let Some(e) = r.effect else { continue };
-        let mut look = Look {
-            look: 1,
-            looks: plan.looks.len(),
-            pairs: n,
-            unit: if report.paired { "pairs" } else { "rounds" },
-            threshold,
-            margin,
-            alpha,
-        };
-        let found = match report.paired {
-            true => family::decide(&plan, opts, &r.case, &c.base, &c.head),
-            false => family::decide_stored(&plan, opts, &r.case, &c.base, &c.head),
-        };
-        let unit = if report.paired { "pairs" } else { "rounds" };
-        let verdict = match found {
-            Some(s) => {
-                look.look = s.look + 1;
-                look.pairs = s.pairs;
-                match s.decision {
-                    Decision::Regression => Verdict::Regression,
-                    Decision::Cleared => Verdict::Cleared,
-                    Decision::Inconclusive => Verdict::Inconclusive,
-                    Decision::Continue => {
-                        let had = if report.paired { n } else { c.head.len() };
-                        r.note = Some(format!(
-                            "the run stopped at {had} {unit}, before the last look ({last})"
-                        ));
-                        Verdict::Inconclusive
-                    }
-                }
-            }
-            None => {
-                r.note = Some(format!(
-                    "{} {unit}: fewer than the first look ({})",
-                    if report.paired { n } else { c.head.len() },
-                    plan.looks[0]
-                ));
-                Verdict::Inconclusive
-            }
-        };
-        // Cleared, and faster by more than the threshold.
-        r.verdict = if verdict == Verdict::Cleared && e.hi < 1.0 / (1.0 + threshold) {
-            Verdict::Improvement
-        } else {
-            verdict
-        };
-        r.gated = reachable || r.verdict != Verdict::Inconclusive;
-        if !r.gated {
-            // What would let it gate: more rounds in the stored baseline,
-            // or more pairs.
-            let why = if report.paired {
-                format!(
-                    "{last} pairs cannot reach p < {:.1e} (smallest p {min_p:.1e}): run more pairs (--rounds)",
-                    plan.last_level()
-                )
-            } else {
-                // For a later run, which plans the default looks.
-                let more = family::stored_rounds_needed(
-                    opts,
-                    &r.case,
-                    &c.base,
-                    last.max(family::STORED_ROUNDS.0 as usize),
-                    c.suites,
-                    c.family_cells,
-                );
-                timing.unreachable.push((r.target.clone(), more));
-                format!(
-                    "its baseline's {} rounds and this run's {last} cannot reach p < {:.1e} (smallest p {min_p:.1e}): {}",
-                    c.base.len(),
-                    plan.last_level(),
-                    match more {
-                        Some(m) => format!("record its baselines with at least {m} rounds"),
-                        None => "its noise is too large for its threshold against stored baselines: gate it with --against".into(),
-                    }
-                )
-            };
-            r.note = Some(why);
-        }
-        r.look = Some(look);
+        timing.cell_alpha = timing.cell_alpha.min(cell.alpha);
+        timing.rounds = timing.rounds.min(cell.last);
+        timing.min_p = timing.min_p.max(cell.min_p);
+        timing.gated |= cell.reachable;
+        timing.unreachable.extend(cell.unreachable);
     }
     if timing.rounds == usize::MAX {
         timing.rounds = 0;
     }
     report.timing = timing;
+}
+
+/// What one family cell adds to the run's [`TimingGate`]: its level, the
+/// pairs or rounds of its last look and the smallest p they can give,
+/// whether that look can reach the level, and, compared with stored
+/// baselines that cannot, its target and the rounds its baseline needs.
+struct CellTiming {
+    alpha: f64,
+    last: usize,
+    min_p: f64,
+    reachable: bool,
+    unreachable: Option<(Name, Option<usize>)>,
+}
+
+/// Decides one family cell: its verdict, the look that decided, the rounds
+/// a decision needs, and why it does not gate when it does not. `None`
+/// when no plan could be made for it.
+fn decide_cell(
+    c: &Pending,
+    r: &mut CellReport,
+    paired: bool,
+    opts: &GateOptions,
+) -> Option<CellTiming> {
+    let alpha = family::cell_alpha(opts, c.suites, c.family_cells);
+    let threshold = family::threshold(opts, &r.case);
+    let margin = family::margin(threshold);
+    let n = c.base.len().min(c.head.len());
+    r.rounds_needed = rounds_needed(c, paired, threshold, alpha);
+    let (plan, min_p, last) = plan_of(c, paired, opts);
+    let Ok(plan) = plan else { return None };
+    let reachable = min_p <= plan.last_level();
+    let mut timing = CellTiming {
+        alpha,
+        last,
+        min_p,
+        reachable,
+        unreachable: None,
+    };
+    let Some(e) = r.effect else {
+        return Some(timing);
+    };
+    let unit = if paired { "pairs" } else { "rounds" };
+    let found = match paired {
+        true => family::decide(&plan, opts, &r.case, &c.base, &c.head),
+        false => family::decide_stored(&plan, opts, &r.case, &c.base, &c.head),
+    };
+    let had = if paired { n } else { c.head.len() };
+    let (verdict, note) = verdict_at(found.as_ref(), had, last, plan.looks[0], unit);
+    if note.is_some() {
+        r.note = note;
+    }
+    // Cleared, and faster by more than the threshold.
+    r.verdict = if verdict == Verdict::Cleared && e.hi < 1.0 / (1.0 + threshold) {
+        Verdict::Improvement
+    } else {
+        verdict
+    };
+    r.gated = reachable || r.verdict != Verdict::Inconclusive;
+    if !r.gated {
+        // What would let it gate: more rounds in the stored baseline,
+        // or more pairs.
+        let level = plan.last_level();
+        r.note = Some(if paired {
+            format!(
+                "{last} pairs cannot reach p < {level:.1e} (smallest p {min_p:.1e}): run more pairs (--rounds)"
+            )
+        } else {
+            // For a later run, which plans the default looks.
+            let more = family::stored_rounds_needed(
+                opts,
+                &r.case,
+                &c.base,
+                last.max(family::STORED_ROUNDS.0 as usize),
+                c.suites,
+                c.family_cells,
+            );
+            timing.unreachable = Some((r.target.clone(), more));
+            stored_unreachable(c.base.len(), last, level, min_p, more)
+        });
+    }
+    r.look = Some(Look {
+        look: found.as_ref().map_or(1, |s| s.look + 1),
+        looks: plan.looks.len(),
+        pairs: found.as_ref().map_or(n, |s| s.pairs),
+        unit,
+        threshold,
+        margin,
+        alpha,
+    });
+    Some(timing)
+}
+
+/// The rounds a cell would need to tell a slowdown by the threshold from
+/// one by its margin at level `alpha`, from its spread.
+fn rounds_needed(c: &Pending, paired: bool, threshold: f64, alpha: f64) -> Option<usize> {
+    let n = c.base.len().min(c.head.len());
+    // Sized for the distance between the threshold and the margin.
+    let apart = (1.0 + threshold) / (1.0 + family::margin(threshold)) - 1.0;
+    let needed = if paired {
+        stats::assess_paired_power(&c.base[..n], &c.head[..n], apart, alpha)
+    } else {
+        stats::assess_power(&c.base, &c.head, apart, alpha)
+    };
+    needed.ok().and_then(|p| p.rounds_needed)
+}
+
+/// The plan the run was made with: where its looks are, the smallest p
+/// its last look can give (whether it can reach the level at all), and
+/// that look's pairs or rounds.
+fn plan_of(
+    c: &Pending,
+    paired: bool,
+    opts: &GateOptions,
+) -> (Result<SequentialPlan, StatsError>, f64, usize) {
+    if paired {
+        let last = c.max_pairs.max(c.base.len().min(c.head.len()));
+        let plan = family::plan(opts, c.max_pairs, c.suites, c.family_cells);
+        (plan, stats::min_p_value_paired(last), last)
+    } else {
+        let looks = family::stored_looks(c.planned_rounds, c.head.len());
+        let last = *looks.last().expect("looks");
+        let plan = family::stored_plan(opts, c.base.len(), looks, c.suites, c.family_cells);
+        (plan, stats::min_p_value(c.base.len(), last), last)
+    }
+}
+
+/// The verdict the looks reached (`found`: the deciding or last look;
+/// `None`: the run had fewer than the first look), with a note when the
+/// run stopped before its looks could decide.
+fn verdict_at(
+    found: Option<&Sequential>,
+    had: usize,
+    last: usize,
+    first_look: usize,
+    unit: &str,
+) -> (Verdict, Option<String>) {
+    let Some(s) = found else {
+        return (
+            Verdict::Inconclusive,
+            Some(format!(
+                "{had} {unit}: fewer than the first look ({first_look})"
+            )),
+        );
+    };
+    match s.decision {
+        Decision::Regression => (Verdict::Regression, None),
+        Decision::Cleared => (Verdict::Cleared, None),
+        Decision::Inconclusive => (Verdict::Inconclusive, None),
+        Decision::Continue => (
+            Verdict::Inconclusive,
+            Some(format!(
+                "the run stopped at {had} {unit}, before the last look ({last})"
+            )),
+        ),
+    }
+}
+
+/// Why a family cell compared with stored baselines cannot gate: its
+/// baseline's rounds and the run's cannot reach the level; and what
+/// would (`more`: the rounds to record its baselines with, `None`: too
+/// noisy for any).
+fn stored_unreachable(
+    base_rounds: usize,
+    last: usize,
+    level: f64,
+    min_p: f64,
+    more: Option<usize>,
+) -> String {
+    format!(
+        "its baseline's {base_rounds} rounds and this run's {last} cannot reach p < {level:.1e} (smallest p {min_p:.1e}): {}",
+        match more {
+            Some(m) => format!("record its baselines with at least {m} rounds"),
+            None => "its noise is too large for its threshold against stored baselines: gate it with --against".into(),
+        }
+    )
 }
 
 impl GateReport {

@@ -190,132 +190,12 @@ pub(super) fn reference_of(
     s: &SuiteRun,
     report: &mut GateReport,
 ) -> Option<SuiteReference> {
-    let collect = |cells: Vec<RunCell>| -> BTreeMap<CellKey, RefCell> {
-        cells
-            .into_iter()
-            .map(|c| {
-                let r = RefCell {
-                    case: c.case,
-                    unit: c.unit,
-                    better: c.better,
-                    samples: c.samples,
-                    rounds: c.rounds,
-                };
-                (c.key, r)
-            })
-            .collect()
-    };
     match reference {
-        Reference::Base(base) => {
-            let bt = base.targets.iter().find(|b| b.name == t.name);
-            let bs = bt.and_then(|b| b.suites.iter().find(|b| b.suite == s.suite));
-            let cells = bs
-                .map(|b| collect(cells::collect(&b.samples)))
-                .unwrap_or_default();
-            let rev = crate::commit::shown(base.host.lockmatrix_commit.as_ref());
-            // A base that broke compares nothing: never a pass with every
-            // cell "new".
-            match (bt.map(|b| &b.status), bs) {
-                (Some(Status::Failed(why)), None) => report.problems.push(item(
-                    t,
-                    Some(s),
-                    format!("the base revision {rev} failed: {why}; nothing was compared"),
-                )),
-                (_, Some(b)) if matches!(b.status, Status::Failed(_)) => {
-                    report.problems.push(item(
-                        t,
-                        Some(s),
-                        format!(
-                            "the base revision {rev} failed: {}; its cells are not a reference",
-                            b.status.label()
-                        ),
-                    ));
-                    return None;
-                }
-                (None | Some(Status::Pending | Status::NotRun(_)), None) => {
-                    report.problems.push(item(
-                        t,
-                        Some(s),
-                        format!("the base revision {rev} did not run it; nothing was compared"),
-                    ))
-                }
-                (_, None) => report.notes.push(item(
-                    t,
-                    Some(s),
-                    format!("the base revision {rev} has no such suite: every cell is new"),
-                )),
-                _ => {}
-            }
-            let testbed = bt.map(|b| Testbed::of_suite(base, b, &s.suite));
-            Some(SuiteReference {
-                cells,
-                count_testbed: testbed.clone(),
-                testbed,
-                paired: true,
-                recount: None,
-                recount_failed: None,
-                binary: None,
-                footprints: bt
-                    .zip(bs)
-                    .and_then(|(bt, bs)| Footprints::of(&bt.triple, bs)),
-            })
-        }
+        Reference::Base(base) => base_reference(base, t, s, report),
         Reference::Stored {
             files, recounts, ..
         } => match files.get(&(t.name.clone(), s.suite.clone())) {
-            Some(Some(b)) => {
-                let mut found = SuiteReference {
-                    cells: b
-                        .cells
-                        .iter()
-                        .map(|c| {
-                            let r = RefCell {
-                                case: c.case.clone(),
-                                unit: c.unit.clone(),
-                                better: c.better,
-                                samples: c.samples.clone(),
-                                rounds: (0..c.samples.len() as u32).collect(),
-                            };
-                            (c.key(), r)
-                        })
-                        .collect(),
-                    testbed: Some(b.testbed.clone()),
-                    count_testbed: Some(b.testbed.clone()),
-                    paired: false,
-                    footprints: b.footprint.clone(),
-                    recount: None,
-                    recount_failed: None,
-                    binary: b.binary.clone(),
-                };
-                // The baseline's commit counted again here: its counts and
-                // footprints for the stored ones.
-                let recounted = match stand_in(recounts, &b.commit, t, s) {
-                    Ok(found) => found,
-                    Err(why) => {
-                        found.recount_failed = Some(why.to_string());
-                        None
-                    }
-                };
-                if let Some((r, rt, rs)) = recounted {
-                    found
-                        .cells
-                        .retain(|_, c| !crate::protocol::Kind::of(&c.unit).exact());
-                    found.cells.extend(collect(
-                        cells::collect(&rs.samples)
-                            .into_iter()
-                            .filter(|c| c.kind().exact())
-                            .collect(),
-                    ));
-                    found.count_testbed = Some(Testbed::of_suite(r, rt, &rs.suite));
-                    found.footprints = Footprints::of(&rt.triple, rs);
-                    found.binary = rt.binaries.get(&rs.suite).cloned();
-                    found.recount = Some((
-                        b.commit.to_string(),
-                        b.testbed.compiler_version.clone().unwrap_or_default(),
-                    ));
-                }
-                Some(found)
-            }
+            Some(Some(b)) => Some(stored_reference(b, recounts, t, s)),
             _ => Some(SuiteReference {
                 cells: BTreeMap::new(),
                 testbed: None,
@@ -328,6 +208,145 @@ pub(super) fn reference_of(
             }),
         },
     }
+}
+
+/// A run's cells as reference cells, by key.
+fn ref_cells(cells: Vec<RunCell>) -> BTreeMap<CellKey, RefCell> {
+    cells
+        .into_iter()
+        .map(|c| {
+            let r = RefCell {
+                case: c.case,
+                unit: c.unit,
+                better: c.better,
+                samples: c.samples,
+                rounds: c.rounds,
+            };
+            (c.key, r)
+        })
+        .collect()
+}
+
+/// The base revision's run of the suite as its reference, paired round by
+/// round; where the base broke or did not run it, a problem in `report`
+/// (a base that broke compares nothing: never a pass with every cell
+/// "new"), or a note when it has no such suite.
+fn base_reference(
+    base: &Run,
+    t: &TargetResult,
+    s: &SuiteRun,
+    report: &mut GateReport,
+) -> Option<SuiteReference> {
+    let bt = base.targets.iter().find(|b| b.name == t.name);
+    let bs = bt.and_then(|b| b.suites.iter().find(|b| b.suite == s.suite));
+    let cells = bs
+        .map(|b| ref_cells(cells::collect(&b.samples)))
+        .unwrap_or_default();
+    let rev = crate::commit::shown(base.host.lockmatrix_commit.as_ref());
+    match (bt.map(|b| &b.status), bs) {
+        (Some(Status::Failed(why)), None) => report.problems.push(item(
+            t,
+            Some(s),
+            format!("the base revision {rev} failed: {why}; nothing was compared"),
+        )),
+        (_, Some(b)) if matches!(b.status, Status::Failed(_)) => {
+            report.problems.push(item(
+                t,
+                Some(s),
+                format!(
+                    "the base revision {rev} failed: {}; its cells are not a reference",
+                    b.status.label()
+                ),
+            ));
+            return None;
+        }
+        (None | Some(Status::Pending | Status::NotRun(_)), None) => report.problems.push(item(
+            t,
+            Some(s),
+            format!("the base revision {rev} did not run it; nothing was compared"),
+        )),
+        (_, None) => report.notes.push(item(
+            t,
+            Some(s),
+            format!("the base revision {rev} has no such suite: every cell is new"),
+        )),
+        _ => {}
+    }
+    let testbed = bt.map(|b| Testbed::of_suite(base, b, &s.suite));
+    Some(SuiteReference {
+        cells,
+        count_testbed: testbed.clone(),
+        testbed,
+        paired: true,
+        recount: None,
+        recount_failed: None,
+        binary: None,
+        footprints: bt
+            .zip(bs)
+            .and_then(|(bt, bs)| Footprints::of(&bt.triple, bs)),
+    })
+}
+
+/// The stored baseline `b` of the suite as its reference, its counts and
+/// footprints taken from a recount of its commit where one stands in (or
+/// why the recount made could not).
+fn stored_reference(
+    b: &Baseline,
+    recounts: &[&Run],
+    t: &TargetResult,
+    s: &SuiteRun,
+) -> SuiteReference {
+    let mut found = SuiteReference {
+        cells: b
+            .cells
+            .iter()
+            .map(|c| {
+                let r = RefCell {
+                    case: c.case.clone(),
+                    unit: c.unit.clone(),
+                    better: c.better,
+                    samples: c.samples.clone(),
+                    rounds: (0..c.samples.len() as u32).collect(),
+                };
+                (c.key(), r)
+            })
+            .collect(),
+        testbed: Some(b.testbed.clone()),
+        count_testbed: Some(b.testbed.clone()),
+        paired: false,
+        footprints: b.footprint.clone(),
+        recount: None,
+        recount_failed: None,
+        binary: b.binary.clone(),
+    };
+    // The baseline's commit counted again here: its counts and
+    // footprints for the stored ones.
+    let recounted = match stand_in(recounts, &b.commit, t, s) {
+        Ok(found) => found,
+        Err(why) => {
+            found.recount_failed = Some(why.to_string());
+            None
+        }
+    };
+    if let Some((r, rt, rs)) = recounted {
+        found
+            .cells
+            .retain(|_, c| !crate::protocol::Kind::of(&c.unit).exact());
+        found.cells.extend(ref_cells(
+            cells::collect(&rs.samples)
+                .into_iter()
+                .filter(|c| c.kind().exact())
+                .collect(),
+        ));
+        found.count_testbed = Some(Testbed::of_suite(r, rt, &rs.suite));
+        found.footprints = Footprints::of(&rt.triple, rs);
+        found.binary = rt.binaries.get(&rs.suite).cloned();
+        found.recount = Some((
+            b.commit.to_string(),
+            b.testbed.compiler_version.clone().unwrap_or_default(),
+        ));
+    }
+    found
 }
 
 /// The recount of `commit` that stands in for target `t`'s suite `s`:

@@ -349,9 +349,35 @@ impl GateReport {
     /// (the run's ordering footprint table, `report::footprints`).
     pub fn markdown_with(&self, max_bytes: usize, extra: &[(String, String)]) -> String {
         let mut b = Budget::new(max_bytes);
-        let verdict = self.outcome().word();
-        b.push(&format!(
-            "## lockmatrix gate: **{verdict}**\n\nrun `{}` against {}: thresholds {}, alpha {} per target over {} family cells, clearing alpha {}\n\n{}\n\n{}\n\n{}\n\n",
+        b.push(&self.markdown_head());
+        for r in &self.recounted {
+            b.push(&format!("{}\n\n", md(&r.line())));
+        }
+        b.push(&self.markdown_counts());
+        self.markdown_failures(&mut b);
+        self.markdown_ordering(&mut b);
+        self.markdown_cells(&mut b);
+        self.markdown_collapsed(&mut b);
+        for (summary, body) in extra {
+            b.section(
+                &format!("<details><summary>{summary}</summary>\n\n"),
+                body.lines().map(|l| format!("{l}\n")),
+                "\n</details>\n\n",
+            );
+        }
+        b.push(&format!("`{}`\n\n", self.count_line()));
+        for line in self.verdict_line().lines() {
+            b.push(&format!("{}\n\n", md(line)));
+        }
+        b.finish()
+    }
+
+    /// The Markdown title with the verdict, what was compared with what
+    /// under which thresholds, and the timing, models and Miri lines.
+    fn markdown_head(&self) -> String {
+        format!(
+            "## lockmatrix gate: **{}**\n\nrun `{}` against {}: thresholds {}, alpha {} per target over {} family cells, clearing alpha {}\n\n{}\n\n{}\n\n{}\n\n",
+            self.outcome().word(),
             md(&self.run_id),
             md(&self.reference),
             self.thresholds(),
@@ -361,10 +387,12 @@ impl GateReport {
             self.timing.line(),
             md(&self.models.line()),
             md(&self.miri.line())
-        ));
-        for r in &self.recounted {
-            b.push(&format!("{}\n\n", md(&r.line())));
-        }
+        )
+    }
+
+    /// The count table: failed checks, problems, unacknowledged ordering
+    /// changes, violated models, raced locks, then each verdict's cells.
+    fn markdown_counts(&self) -> String {
         let mut counts = String::from("| | cells |\n|---|---:|\n");
         let _ = writeln!(counts, "| failed checks | {} |", self.failed_checks.len());
         let _ = writeln!(counts, "| problems | {} |", self.problems.len());
@@ -392,7 +420,12 @@ impl GateReport {
             );
         }
         counts.push('\n');
-        b.push(&counts);
+        counts
+    }
+
+    /// The failed checks as a table and the problems as a list, in the
+    /// open: each fails the gate.
+    fn markdown_failures(&self, b: &mut Budget) {
         if !self.failed_checks.is_empty() {
             let rows = self.failed_checks.iter().map(|c| {
                 format!(
@@ -422,6 +455,11 @@ impl GateReport {
                 "\n",
             );
         }
+    }
+
+    /// The ordering sections that have lines: in the open where they fail
+    /// the gate, collapsed where they do not.
+    fn markdown_ordering(&self, b: &mut Budget) {
         for (title, why, lines, fails) in self.ordering_sections() {
             if lines.is_empty() {
                 continue;
@@ -437,6 +475,11 @@ impl GateReport {
                 );
             }
         }
+    }
+
+    /// The cell tables that have cells: the first (the regressions) in the
+    /// open, the others collapsed.
+    fn markdown_cells(&self, b: &mut Budget) {
         let table_head = format!(
             "| {} |\n|{}\n",
             header().join(" | "),
@@ -465,6 +508,11 @@ impl GateReport {
                 );
             }
         }
+    }
+
+    /// The grouped sections and the notes, collapsed: none of them fails
+    /// the gate.
+    fn markdown_collapsed(&self, b: &mut Budget) {
         for (title, why, lines) in self.grouped_sections() {
             if lines.is_empty() {
                 continue;
@@ -487,18 +535,6 @@ impl GateReport {
                 "\n</details>\n\n",
             );
         }
-        for (summary, body) in extra {
-            b.section(
-                &format!("<details><summary>{summary}</summary>\n\n"),
-                body.lines().map(|l| format!("{l}\n")),
-                "\n</details>\n\n",
-            );
-        }
-        b.push(&format!("`{}`\n\n", self.count_line()));
-        for line in self.verdict_line().lines() {
-            b.push(&format!("{}\n\n", md(line)));
-        }
-        b.finish()
     }
 
     /// The whole report as JSON (`--json`).

@@ -4,6 +4,7 @@
 use super::plan::{plan, Folded, Side, Step};
 use crate::build::Binary;
 use crate::config::Target;
+use crate::name::Name;
 use crate::protocol;
 use crate::results::{self, Failure, Profile, Status, TargetResult};
 use crate::runner::{self, ssh::Remote, Exit};
@@ -11,6 +12,9 @@ use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// A target's binaries by suite.
+type Binaries = BTreeMap<String, Binary>;
 
 /// Where one target's suites run: its binaries (and the base revision's),
 /// the ssh session, the plugin and the timeout.
@@ -98,56 +102,11 @@ impl Site<'_> {
     /// Runs one suite step by step. Stops at the first crash, hang or
     /// failed exit, which is then reported once.
     pub fn run_suite(&self, suite: &str) -> Result<SuiteRuns, Failure> {
-        let Some(head_binary) = self.binaries.get(suite) else {
-            return Err(Failure::Build {
-                error: format!("no {suite} binary was built for {}", self.target.name),
-                log: None,
-            });
-        };
-        // A base revision older than a C suite has no binary of it: the
-        // head runs alone, and the gate says every cell is new.
-        let base_binaries = self.base_binaries.filter(|b| b.contains_key(suite));
-        // What runs is what was built: hashed again just before it runs.
-        let base = base_binaries.map(|b| &b[suite]);
-        for b in std::iter::once(head_binary).chain(base) {
-            b.verify().map_err(|e| Failure::Start {
-                message: e.to_string(),
-            })?;
-        }
+        let (head_binary, base_binaries) = self.verified_binaries(suite)?;
+        let schedule = self.schedule(suite, head_binary, base_binaries);
+        let steps = &schedule.steps;
         let mut copied = Vec::new();
-        let counted = self.plugin.is_some() && self.target.counted_under.is_some();
-        let against = base_binaries.is_some();
         let (mut head, mut base) = (None, None);
-        let family = against
-            && knows_family(self, &head_binary.path)
-            && base_binaries.is_some_and(|b| knows_family(self, &b[suite].path));
-        // Against stored baselines: the rounds go on while a family cell
-        // is undecided, the family alone after the first look.
-        let stored = self
-            .stored
-            .filter(|_| !against && !self.counts_only && self.rounds.is_none())
-            .and_then(|(s, max)| Some((s.suites.get(suite)?, max)))
-            .filter(|(cells, _)| !cells.is_empty());
-        let stored_family = stored.is_some() && knows_family(self, &head_binary.path);
-        let (rounds, family_from) = match stored {
-            Some((_, max)) => (
-                Some(max as u32),
-                stored_family.then_some(crate::family::STORED_LOOK_EVERY as u32),
-            ),
-            None => (self.rounds, family.then_some(1)),
-        };
-        let steps = match self.counts_only {
-            true => super::plan::counting(self.target, self.profile, counted),
-            false => plan(
-                self.target,
-                self.profile,
-                rounds,
-                against,
-                counted,
-                family_from,
-            ),
-        };
-        let max_pairs = super::plan::rounds(self.profile, self.rounds, true) as usize;
         // What the next family pair runs (`family::units`): decided after
         // each pair from what both sides recorded.
         let mut units = vec![None];
@@ -157,7 +116,7 @@ impl Site<'_> {
             // once per unit, each unit's two invocations back to back.
             let round = steps[i]
                 .round
-                .filter(|&r| (family || stored_family) && r > 0);
+                .filter(|&r| (schedule.family || schedule.stored.is_some()) && r > 0);
             let n = match round {
                 Some(r) => steps[i..].iter().take_while(|s| s.round == Some(r)).count(),
                 None => 1,
@@ -187,45 +146,162 @@ impl Site<'_> {
                     return finish(head, base);
                 }
             }
-            if let (true, Some(r), Some(h), Some(b)) = (family, group[0].round, &head, &base) {
-                // Decisions change only at looks: between them the units
-                // stay, and nothing is computed between a round's runs.
-                let pairs = r as usize + 1;
-                let look = r == 0 || pairs % crate::family::LOOK_EVERY == 0;
-                let both_ran = |f: &Folded| f.parsed.samples.iter().any(|s| s.round == r);
-                if look && pairs < max_pairs && both_ran(h) && both_ran(b) {
-                    units = crate::family::units(&crate::family::pending(
-                        &h.parsed.samples,
-                        &b.parsed.samples,
-                        self.target.runner,
-                        self.stop_when_decided.as_ref(),
-                        max_pairs,
-                        self.suites,
-                    ));
-                }
+            if let Some(u) = self.paired_units(&schedule, group[0].round, &head, &base) {
+                units = u;
             }
-            if let (Some((cells, max)), Some(opts), Some(r), Some(h)) = (
-                stored.filter(|_| stored_family),
-                self.stop_when_decided.as_ref(),
-                group[0].round,
-                &head,
-            ) {
-                let rounds = r as usize + 1;
-                let ran = h.parsed.samples.iter().any(|s| s.round == r);
-                if rounds % crate::family::STORED_LOOK_EVERY == 0 && rounds < max && ran {
-                    units = crate::family::units(&crate::family::pending_stored(
-                        &h.parsed.samples,
-                        cells,
-                        self.target.runner,
-                        opts,
-                        max,
-                        self.suites,
-                    ));
-                }
+            if let Some(u) = self.stored_units(&schedule, group[0].round, &head) {
+                units = u;
             }
         }
         finish(head, base)
     }
+
+    /// The suite's binary and the base revision's binaries when they have
+    /// it (a base revision older than a C suite has none: the head runs
+    /// alone, and the gate says every cell is new), each hashed again
+    /// just before it runs: what runs is what was built.
+    fn verified_binaries(&self, suite: &str) -> Result<(&Binary, Option<&Binaries>), Failure> {
+        let Some(head_binary) = self.binaries.get(suite) else {
+            return Err(Failure::Build {
+                error: format!("no {suite} binary was built for {}", self.target.name),
+                log: None,
+            });
+        };
+        let base_binaries = self.base_binaries.filter(|b| b.contains_key(suite));
+        let base = base_binaries.map(|b| &b[suite]);
+        for b in std::iter::once(head_binary).chain(base) {
+            b.verify().map_err(|e| Failure::Start {
+                message: e.to_string(),
+            })?;
+        }
+        Ok((head_binary, base_binaries))
+    }
+
+    /// The suite's steps, and whether its family pairs narrow to the
+    /// undecided cells: against the base revision when both binaries know
+    /// the family; against stored baselines (the rounds going on while a
+    /// family cell is undecided, the family alone after the first look)
+    /// when the head's does.
+    fn schedule<'s>(
+        &'s self,
+        suite: &str,
+        head_binary: &Binary,
+        base_binaries: Option<&BTreeMap<String, Binary>>,
+    ) -> Schedule<'s> {
+        let counted = self.plugin.is_some() && self.target.counted_under.is_some();
+        let against = base_binaries.is_some();
+        let family = against
+            && knows_family(self, &head_binary.path)
+            && base_binaries.is_some_and(|b| knows_family(self, &b[suite].path));
+        let stored = self
+            .stored
+            .filter(|_| !against && !self.counts_only && self.rounds.is_none())
+            .and_then(|(s, max)| Some((s.suites.get(suite)?, max)))
+            .filter(|(cells, _)| !cells.is_empty());
+        let stored_family = stored.is_some() && knows_family(self, &head_binary.path);
+        let (rounds, family_from) = match stored {
+            Some((_, max)) => (
+                Some(max as u32),
+                stored_family.then_some(crate::family::STORED_LOOK_EVERY as u32),
+            ),
+            None => (self.rounds, family.then_some(1)),
+        };
+        let steps = match self.counts_only {
+            true => super::plan::counting(self.target, self.profile, counted),
+            false => plan(
+                self.target,
+                self.profile,
+                rounds,
+                against,
+                counted,
+                family_from,
+            ),
+        };
+        Schedule {
+            steps,
+            family,
+            stored: stored
+                .filter(|_| stored_family)
+                .map(|(cells, max)| (cells.as_slice(), max)),
+            max_pairs: super::plan::rounds(self.profile, self.rounds, true) as usize,
+        }
+    }
+
+    /// Against the base revision, after round `round` ran on both sides
+    /// at a look: the units the next family pairs run, the cells still
+    /// undecided. `None` between looks (the units stay), or past them.
+    fn paired_units(
+        &self,
+        schedule: &Schedule,
+        round: Option<u32>,
+        head: &Option<Folded>,
+        base: &Option<Folded>,
+    ) -> Option<Vec<Option<Name>>> {
+        let (true, Some(r), Some(h), Some(b)) = (schedule.family, round, head, base) else {
+            return None;
+        };
+        // Decisions change only at looks: between them the units
+        // stay, and nothing is computed between a round's runs.
+        let pairs = r as usize + 1;
+        let look = r == 0 || pairs % crate::family::LOOK_EVERY == 0;
+        let both_ran = |f: &Folded| f.parsed.samples.iter().any(|s| s.round == r);
+        if !(look && pairs < schedule.max_pairs && both_ran(h) && both_ran(b)) {
+            return None;
+        }
+        Some(crate::family::units(&crate::family::pending(
+            &h.parsed.samples,
+            &b.parsed.samples,
+            self.target.runner,
+            self.stop_when_decided.as_ref(),
+            schedule.max_pairs,
+            self.suites,
+        )))
+    }
+
+    /// Against stored baselines, after round `round` ran at a look: the
+    /// units the next rounds run, the family cells still undecided.
+    /// `None` between looks, or past them.
+    fn stored_units(
+        &self,
+        schedule: &Schedule,
+        round: Option<u32>,
+        head: &Option<Folded>,
+    ) -> Option<Vec<Option<Name>>> {
+        let (Some((cells, max)), Some(opts), Some(r), Some(h)) = (
+            schedule.stored,
+            self.stop_when_decided.as_ref(),
+            round,
+            head,
+        ) else {
+            return None;
+        };
+        let rounds = r as usize + 1;
+        let ran = h.parsed.samples.iter().any(|s| s.round == r);
+        if !(rounds % crate::family::STORED_LOOK_EVERY == 0 && rounds < max && ran) {
+            return None;
+        }
+        Some(crate::family::units(&crate::family::pending_stored(
+            &h.parsed.samples,
+            cells,
+            self.target.runner,
+            opts,
+            max,
+            self.suites,
+        )))
+    }
+}
+
+/// How one suite's steps run: the steps planned, and how its family pairs
+/// after the first round narrow to the cells still undecided.
+struct Schedule<'s> {
+    steps: Vec<Step>,
+    /// Paired with the base revision, both binaries knowing the family.
+    family: bool,
+    /// Against stored baselines, the head's binary knowing the family: the
+    /// suite's stored cells and the most rounds a family cell gets.
+    stored: Option<(&'s [crate::family::StoredCell], usize)>,
+    /// The most pairs a family cell gets against the base revision.
+    max_pairs: usize,
 }
 
 /// One suite's runs, once its steps are over or one ended badly.

@@ -7,7 +7,7 @@ use super::prepare::Prepared;
 use super::setup::{cannot_build, crate_build_failure};
 use super::site::{record, Site, SuiteRuns};
 use crate::build::{self, Built};
-use crate::config::{Config, RunnerKind};
+use crate::config::{Config, RunnerKind, Target};
 use crate::host;
 use crate::name;
 use crate::observe::{Event, Observer};
@@ -107,6 +107,12 @@ fn built_binaries<'a>(
     Ok(bins)
 }
 
+/// The binaries built for a target, and with `--against` the base's.
+type BuiltBinaries<'b> = (
+    &'b BTreeMap<String, build::Binary>,
+    Option<&'b BTreeMap<String, build::Binary>>,
+);
+
 /// What running one target's suites needs of the whole run.
 pub(super) struct Runs<'a> {
     pub(super) config: &'a Config,
@@ -135,77 +141,27 @@ impl Runs<'_> {
         let t = &s.target;
         // A target without a Rust backend runs only the C suites.
         let (names, _) = crate::select::for_target(self.names, t);
-        result.build_secs = Some(built.secs);
-        let binaries = built_binaries(built, result);
         let mut base = base;
-        let base_binaries = match (base_built, base.as_deref_mut()) {
-            (Some(b), Some(br)) => {
-                br.build_secs = Some(b.secs);
-                Some(built_binaries(b, br).map_err(|f| Failure::Build {
-                    error: format!(
-                        "base {}: {f}",
-                        self.opts.against.as_deref().unwrap_or_default()
-                    ),
-                    log: None,
-                }))
-            }
-            _ => None,
-        };
-        let (binaries, base_binaries) = match (binaries, base_binaries.transpose()) {
-            (Ok(b), Ok(bb)) => (b, bb),
-            (Err(f), _) | (_, Err(f)) => {
-                let status = match self
-                    .prepared
-                    .subject
-                    .as_ref()
-                    .and_then(|s| crate_build_failure(s, &t.name, &f))
-                {
-                    Some((why, log)) => cannot_build(self.prepared, why, log),
-                    None => Status::Failed(f),
-                };
-                result.status = status.clone();
-                if let Some(br) = base {
-                    br.status = status;
+        let (binaries, base_binaries) =
+            match self.binaries(t, (built, base_built), result, base.as_deref_mut()) {
+                Ok(both) => both,
+                Err(status) => {
+                    result.status = status.clone();
+                    if let Some(br) = base {
+                        br.status = status;
+                    }
+                    return Ok(());
                 }
+            };
+        let remote = match open_remote(t, result) {
+            Ok(remote) => remote,
+            Err(failure) => {
+                result.status = Status::Failed(failure);
                 return Ok(());
             }
         };
-        let remote = match (&t.ssh, ssh::key_for(t)) {
-            (Some(host), Some(key)) if t.runner == RunnerKind::Ssh => {
-                match ssh::Remote::open(host, &key) {
-                    Ok(r) => {
-                        result.cpu_model = r.cpu_model();
-                        result.machine = r.machine();
-                        result.kernel = r.kernel();
-                        result.virtualization = r.virtualization();
-                        Some(r)
-                    }
-                    Err(message) => {
-                        result.status = Status::Failed(Failure::Ssh {
-                            message: message.to_string(),
-                        });
-                        return Ok(());
-                    }
-                }
-            }
-            _ => None,
-        };
-        // Comparable stored baselines of a real-hardware target: its rounds
-        // go on while a family cell is undecided, to the planned last look.
-        let stored = match (&self.opts.stored, t.runner) {
-            (Some(_), RunnerKind::Qemu) | (None, _) => None,
-            (Some(f), _) if self.opts.against.is_none() && self.opts.rounds.is_none() => {
-                f(self.host, result)
-            }
-            _ => None,
-        };
+        let stored = self.stored(t, result);
         let stored_max = plan::stored_max(self.opts.profile);
-        if stored
-            .as_ref()
-            .is_some_and(|s| s.suites.values().any(|c| !c.is_empty()))
-        {
-            result.stored_rounds = Some(stored_max as u32);
-        }
         let site = Site {
             target: t,
             binaries,
@@ -230,4 +186,85 @@ impl Runs<'_> {
         };
         run_target(&site, &names, sides, self.observer)
     }
+
+    /// The binaries built for target `t` and, with `--against`, the base
+    /// revision's, with their build times and hashes recorded in `result`
+    /// and `base`; or the status of both when either build failed (the
+    /// lock crate's own failure said as such).
+    fn binaries<'b>(
+        &self,
+        t: &Target,
+        (built, base_built): (&'b Built, Option<&'b Built>),
+        result: &mut TargetResult,
+        base: Option<&mut TargetResult>,
+    ) -> std::result::Result<BuiltBinaries<'b>, Status> {
+        result.build_secs = Some(built.secs);
+        let binaries = built_binaries(built, result);
+        let base_binaries = match (base_built, base) {
+            (Some(b), Some(br)) => {
+                br.build_secs = Some(b.secs);
+                Some(built_binaries(b, br).map_err(|f| Failure::Build {
+                    error: format!(
+                        "base {}: {f}",
+                        self.opts.against.as_deref().unwrap_or_default()
+                    ),
+                    log: None,
+                }))
+            }
+            _ => None,
+        };
+        match (binaries, base_binaries.transpose()) {
+            (Ok(b), Ok(bb)) => Ok((b, bb)),
+            (Err(f), _) | (_, Err(f)) => Err(
+                match self
+                    .prepared
+                    .subject
+                    .as_ref()
+                    .and_then(|s| crate_build_failure(s, &t.name, &f))
+                {
+                    Some((why, log)) => cannot_build(self.prepared, why, log),
+                    None => Status::Failed(f),
+                },
+            ),
+        }
+    }
+
+    /// Comparable stored baselines of a real-hardware target, when the
+    /// run gates against them: its rounds go on while a family cell is
+    /// undecided, to the planned last look (recorded in `result`).
+    fn stored(&self, t: &Target, result: &mut TargetResult) -> Option<crate::family::Stored> {
+        let stored = match (&self.opts.stored, t.runner) {
+            (Some(_), RunnerKind::Qemu) | (None, _) => None,
+            (Some(f), _) if self.opts.against.is_none() && self.opts.rounds.is_none() => {
+                f(self.host, result)
+            }
+            _ => None,
+        };
+        if stored
+            .as_ref()
+            .is_some_and(|s| s.suites.values().any(|c| !c.is_empty()))
+        {
+            result.stored_rounds = Some(plan::stored_max(self.opts.profile) as u32);
+        }
+        stored
+    }
+}
+
+/// A target's ssh session, when it runs on an ssh host with a key, its
+/// machine's facts recorded in `result`; the failure to open it.
+fn open_remote(
+    t: &Target,
+    result: &mut TargetResult,
+) -> std::result::Result<Option<ssh::Remote>, Failure> {
+    let (Some(host), Some(key), RunnerKind::Ssh) = (&t.ssh, ssh::key_for(t), t.runner) else {
+        return Ok(None);
+    };
+    let r = ssh::Remote::open(host, &key).map_err(|message| Failure::Ssh {
+        message: message.to_string(),
+    })?;
+    result.cpu_model = r.cpu_model();
+    result.machine = r.machine();
+    result.kernel = r.kernel();
+    result.virtualization = r.virtualization();
+    Ok(Some(r))
 }

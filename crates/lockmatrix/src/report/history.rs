@@ -318,89 +318,113 @@ pub fn text(h: &History) -> String {
 /// An HTML page of the same: one panel per listed cell, the runs along x,
 /// each flagged run marked with its verdict's colour and a ring.
 pub fn html(h: &History) -> String {
-    let mut panels = Vec::new();
-    for t in h
+    let panels: Vec<(String, String)> = h
         .trends
         .iter()
         .filter(|t| !t.is_count() || !t.constant() || t.flagged())
-    {
-        let (left, right, top, bottom, height, width) = (52.0, 12.0, 10.0, 30.0, 170.0, 330.0);
-        let Some(y) = Scale::fit(
-            t.values.iter().filter_map(|(v, _)| *v),
-            height - bottom,
-            top,
-            false,
-        ) else {
-            continue;
-        };
-        let mut s = Svg::new(width, height);
-        s.y_axis(&y, left, width - right, &t.unit);
-        let n = t.values.len().max(2) as f64;
-        let x = |i: usize| left + 10.0 + (width - left - right - 20.0) * i as f64 / (n - 1.0);
-        s.line(
-            (left, height - bottom),
-            (width - right, height - bottom),
-            "#888",
-            1.0,
-            "",
-        );
-        let step = ((t.values.len() as f64) / 8.0).ceil().max(1.0) as usize;
-        for i in (0..t.values.len()).step_by(step) {
-            s.text(
-                x(i),
-                height - bottom + 12.0,
-                "middle",
-                "tick",
-                &format!("#{}", i + 1),
-            );
-        }
+        .filter_map(|t| Some((esc(&t.name()), trend_chart(t, &h.runs)?)))
+        .collect();
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{}\
+         <title>lockmatrix history</title><style>{}</style></head><body><h1>lockmatrix history: {} runs</h1>\
+         <section id=\"runs\"><h2>Runs</h2>{}</section><section id=\"trends\"><h2>Gating cells</h2>\
+         <p>Median per run; a ringed point is a change that run's gate flagged (red: regression, orange: inconclusive, green: improvement). \
+         Instruction counts that never changed are not drawn.</p>{}</section></body></html>\n",
+        crate::report::html::GENERATOR,
+        crate::report::html::STYLE,
+        h.runs.len(),
+        run_list(&h.runs),
+        crate::report::html::grid(panels)
+    )
+}
+
+/// One cell's chart: its median per run, oldest first, each flagged run
+/// ringed in its verdict's colour; `None` when it has no value to scale.
+fn trend_chart(t: &Trend, runs: &[RunInfo]) -> Option<String> {
+    let (left, right, top, bottom, height, width) = (52.0, 12.0, 10.0, 30.0, 170.0, 330.0);
+    let y = Scale::fit(
+        t.values.iter().filter_map(|(v, _)| *v),
+        height - bottom,
+        top,
+        false,
+    )?;
+    let mut s = Svg::new(width, height);
+    s.y_axis(&y, left, width - right, &t.unit);
+    let n = t.values.len().max(2) as f64;
+    let x = |i: usize| left + 10.0 + (width - left - right - 20.0) * i as f64 / (n - 1.0);
+    s.line(
+        (left, height - bottom),
+        (width - right, height - bottom),
+        "#888",
+        1.0,
+        "",
+    );
+    let step = ((t.values.len() as f64) / 8.0).ceil().max(1.0) as usize;
+    for i in (0..t.values.len()).step_by(step) {
         s.text(
-            (left + width - right) / 2.0,
-            height - 4.0,
+            x(i),
+            height - bottom + 12.0,
             "middle",
-            "axis",
-            "run (oldest first)",
+            "tick",
+            &format!("#{}", i + 1),
         );
-        let pts: Vec<(f64, f64)> = t
-            .values
-            .iter()
-            .enumerate()
-            .filter_map(|(i, (v, _))| Some((x(i), y.at((*v)?))))
-            .collect();
-        s.polyline(&pts, "#0072b2", &t.name());
-        for (i, (v, f)) in t.values.iter().enumerate() {
-            let Some(v) = v else { continue };
-            let r = &h.runs[i];
-            let title = format!(
-                "#{} {} (commit {}): {} {}{}",
-                i + 1,
-                r.run_id,
-                r.commit,
-                num(*v),
-                t.unit,
-                f.map_or(String::new(), |f| format!(
-                    "; flagged: {}{}",
-                    f.verdict.name(),
-                    f.ratio
-                        .map_or(String::new(), |r| format!(", cost ratio {r:.3}"))
-                ))
-            );
-            if let Some(f) = f {
-                s.circle(
-                    x(i),
-                    y.at(*v),
-                    7.0,
-                    crate::report::html::verdict_colour(f.verdict),
-                    &title,
-                );
-            }
-            s.circle(x(i), y.at(*v), 3.0, "#0072b2", &title);
-        }
-        panels.push((esc(&t.name()), s.finish(&t.name())));
     }
-    let mut runs = String::from("<ol>");
-    for r in &h.runs {
-        runs.push_str(&format!(
+    s.text(
+        (left + width - right) / 2.0,
+        height - 4.0,
+        "middle",
+        "axis",
+        "run (oldest first)",
+    );
+    let pts: Vec<(f64, f64)> = t
+        .values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (v, _))| Some((x(i), y.at((*v)?))))
+        .collect();
+    s.polyline(&pts, "#0072b2", &t.name());
+    for (i, (v, f)) in t.values.iter().enumerate() {
+        let Some(v) = v else { continue };
+        let title = point_title(t, i, &runs[i], *v, *f);
+        if let Some(f) = f {
+            s.circle(
+                x(i),
+                y.at(*v),
+                7.0,
+                crate::report::html::verdict_colour(f.verdict),
+                &title,
+            );
+        }
+        s.circle(x(i), y.at(*v), 3.0, "#0072b2", &title);
+    }
+    Some(s.finish(&t.name()))
+}
+
+/// A point's tooltip: the run (`i`-th, oldest first), its commit, the
+/// value, and what its gate flagged.
+fn point_title(t: &Trend, i: usize, r: &RunInfo, v: f64, f: Option<Flag>) -> String {
+    format!(
+        "#{} {} (commit {}): {} {}{}",
+        i + 1,
+        r.run_id,
+        r.commit,
+        num(v),
+        t.unit,
+        f.map_or(String::new(), |f| format!(
+            "; flagged: {}{}",
+            f.verdict.name(),
+            f.ratio
+                .map_or(String::new(), |r| format!(", cost ratio {r:.3}"))
+        ))
+    )
+}
+
+/// The runs, oldest first: each one's id, start, commit, and the base
+/// revision it ran against.
+fn run_list(runs: &[RunInfo]) -> String {
+    let mut out = String::from("<ol>");
+    for r in runs {
+        out.push_str(&format!(
             "<li><code>{}</code> started {}, commit <code>{}</code>{}</li>",
             esc(&r.run_id),
             esc(&r.started),
@@ -410,18 +434,8 @@ pub fn html(h: &History) -> String {
                 .map_or(String::new(), |a| format!(", against {}", esc(a)))
         ));
     }
-    runs.push_str("</ol>");
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{}\
-         <title>lockmatrix history</title><style>{}</style></head><body><h1>lockmatrix history: {} runs</h1>\
-         <section id=\"runs\"><h2>Runs</h2>{runs}</section><section id=\"trends\"><h2>Gating cells</h2>\
-         <p>Median per run; a ringed point is a change that run's gate flagged (red: regression, orange: inconclusive, green: improvement). \
-         Instruction counts that never changed are not drawn.</p>{}</section></body></html>\n",
-        crate::report::html::GENERATOR,
-        crate::report::html::STYLE,
-        h.runs.len(),
-        crate::report::html::grid(panels)
-    )
+    out.push_str("</ol>");
+    out
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use super::declared::{self, Declared};
 use super::generate;
 use super::resolved::Subject;
 use super::spec::{Source, Spec};
+use crate::name::Name;
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -78,31 +79,8 @@ pub fn derive(root: &Path, spec: &Spec, cache: &Path) -> Result<Derived> {
 /// Makes the tree of `spec` at `tree`: [`derive`]'s work.
 fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
     let tree = tree.to_path_buf();
-    if tree.exists() {
-        std::fs::remove_dir_all(&tree).with_context(|| format!("removing {}", tree.display()))?;
-    }
-    copy_files(root, &tracked(root)?, &tree, NOT_COPIED)?;
-    let mut manifest = std::fs::read_to_string(tree.join("Cargo.toml"))?;
-    // The crate's own code laid out the same from build to build, as the
-    // suites' is (one codegen unit).
-    manifest.push_str(&format!(
-        "\n# Added by lockmatrix: the lock crate under test.\n[profile.release.package.{}]\ncodegen-units = 1\n",
-        spec.name
-    ));
-    std::fs::write(tree.join("Cargo.toml"), manifest)?;
-
-    let (copied, path_state) = match &spec.source {
-        Source::Path(dir) => {
-            let copy = tree.with_extension("crate");
-            let _ = std::fs::remove_dir_all(&copy);
-            let (rel, state) = copy_path_crate(dir, &copy)?;
-            (
-                Some(copy.join(rel).to_string_lossy().into_owned()),
-                Some(state),
-            )
-        }
-        _ => (None, None),
-    };
+    copy_checkout(root, spec, &tree)?;
+    let (copied, path_state) = copy_path_source(spec, &tree)?;
     let subject_dir = tree.join("suites/subject");
     let git_ref = git_ref(spec);
     let write = |declared: &Declared, lock_api: Option<&str>| -> Result<()> {
@@ -127,16 +105,7 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
     let pkg = dependency(&meta, "subject", generate::EXTERN)
         .ok_or_else(|| anyhow!("{spec}: cargo did not resolve it"))?;
     let version = str_of(pkg, "version");
-    let declared = match pkg.pointer("/metadata/lockmatrix") {
-        Some(v) => Declared::from_metadata(v)
-            .map_err(|e| anyhow!("{spec}: {}: {e}", str_of(pkg, "manifest_path")))?,
-        None => match declared::known(spec.name.as_str()) {
-            Some(d) => d,
-            None => bail!(
-                "{spec}: its Cargo.toml declares no locks for lockmatrix: add `[package.metadata.lockmatrix]` with `mutex = [\"TypePath\", ...]` and/or `rwlock = [...]` (docs/crates.md)"
-            ),
-        },
-    };
+    let declared = declared_locks(spec, pkg)?;
     write(&declared, None)?;
     let meta = metadata(&tree, spec)?;
     let pkg = dependency(&meta, "subject", generate::EXTERN)
@@ -155,8 +124,84 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
     metadata(&tree, spec)?;
 
     let lock_text = std::fs::read_to_string(tree.join("Cargo.lock"))?;
-    let source = match (&spec.source, path_state) {
-        (Source::Registry(_), _) => match checksum(&lock_text, spec.name.as_str(), &version) {
+    let source = source_of(spec, pkg, &version, &lock_text, path_state);
+    Ok(Subject {
+        name: spec.name.clone(),
+        version,
+        spec: spec.to_string(),
+        source,
+        lock_api,
+        rust_version: pkg
+            .get("rust_version")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        features: declared.features.clone(),
+        mutexes: lock_names(spec, &declared.mutex)?,
+        rwlocks: lock_names(spec, &declared.rwlock)?,
+    })
+}
+
+/// Copies the checkout's tracked files to `tree` (afresh), its manifest
+/// building the crate's own code laid out the same from build to build,
+/// as the suites' is (one codegen unit).
+fn copy_checkout(root: &Path, spec: &Spec, tree: &Path) -> Result<()> {
+    if tree.exists() {
+        std::fs::remove_dir_all(tree).with_context(|| format!("removing {}", tree.display()))?;
+    }
+    copy_files(root, &tracked(root)?, tree, NOT_COPIED)?;
+    let mut manifest = std::fs::read_to_string(tree.join("Cargo.toml"))?;
+    manifest.push_str(&format!(
+        "\n# Added by lockmatrix: the lock crate under test.\n[profile.release.package.{}]\ncodegen-units = 1\n",
+        spec.name
+    ));
+    std::fs::write(tree.join("Cargo.toml"), manifest)?;
+    Ok(())
+}
+
+/// For a path spec: copies its crate beside `tree` ([`copy_path_crate`]);
+/// returns the copy's crate directory and its state. `(None, None)` for
+/// other sources.
+fn copy_path_source(spec: &Spec, tree: &Path) -> Result<(Option<String>, Option<String>)> {
+    let Source::Path(dir) = &spec.source else {
+        return Ok((None, None));
+    };
+    let copy = tree.with_extension("crate");
+    let _ = std::fs::remove_dir_all(&copy);
+    let (rel, state) = copy_path_crate(dir, &copy)?;
+    Ok((
+        Some(copy.join(rel).to_string_lossy().into_owned()),
+        Some(state),
+    ))
+}
+
+/// The locks the resolved crate `pkg` declares in its
+/// `[package.metadata.lockmatrix]`, else the ones lockmatrix knows it
+/// by; an error saying how to declare them when neither is there.
+fn declared_locks(spec: &Spec, pkg: &Value) -> Result<Declared> {
+    Ok(match pkg.pointer("/metadata/lockmatrix") {
+        Some(v) => Declared::from_metadata(v)
+            .map_err(|e| anyhow!("{spec}: {}: {e}", str_of(pkg, "manifest_path")))?,
+        None => match declared::known(spec.name.as_str()) {
+            Some(d) => d,
+            None => bail!(
+                "{spec}: its Cargo.toml declares no locks for lockmatrix: add `[package.metadata.lockmatrix]` with `mutex = [\"TypePath\", ...]` and/or `rwlock = [...]` (docs/crates.md)"
+            ),
+        },
+    })
+}
+
+/// Where the crate came from, as the run records it: crates.io and its
+/// checksum in `lock_text`, the git commit cargo resolved, or the path
+/// and its copy's state.
+fn source_of(
+    spec: &Spec,
+    pkg: &Value,
+    version: &str,
+    lock_text: &str,
+    path_state: Option<String>,
+) -> String {
+    match (&spec.source, path_state) {
+        (Source::Registry(_), _) => match checksum(lock_text, spec.name.as_str(), version) {
             Some(sum) => format!("crates.io, sha256 {sum}"),
             None => "crates.io".into(),
         },
@@ -170,33 +215,16 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
         }
         (Source::Path(p), Some(state)) => format!("path {} ({state})", p.display()),
         (Source::Path(p), None) => format!("path {}", p.display()),
-    };
-    let name_of = |path: &String| generate::lock_name(&spec.name, path);
-    let subject = Subject {
-        name: spec.name.clone(),
-        version,
-        spec: spec.to_string(),
-        source,
-        lock_api,
-        rust_version: pkg
-            .get("rust_version")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        features: declared.features.clone(),
-        mutexes: declared
-            .mutex
-            .iter()
-            .map(name_of)
-            .collect::<Result<_, _>>()
-            .map_err(|e| anyhow!(e))?,
-        rwlocks: declared
-            .rwlock
-            .iter()
-            .map(name_of)
-            .collect::<Result<_, _>>()
-            .map_err(|e| anyhow!(e))?,
-    };
-    Ok(subject)
+    }
+}
+
+/// The names the suites' cases give the crate's lock types at `paths`.
+fn lock_names(spec: &Spec, paths: &[String]) -> Result<Vec<Name>> {
+    paths
+        .iter()
+        .map(|path| generate::lock_name(&spec.name, path))
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow!(e))
 }
 
 /// What a git spec's `#REV` is on its remote (`git ls-remote`, with the

@@ -4,8 +4,9 @@
 use super::layout::table;
 use super::svg::esc;
 use crate::report::seeds;
-use crate::results::{Run, ToolInfo};
+use crate::results::{Run, TargetResult, ToolInfo};
 
+/// A tool's version with what it is in a note, or `-` when none was used.
 fn tool(t: &Option<ToolInfo>) -> String {
     t.as_ref().map_or("-".into(), |t| {
         format!(
@@ -16,9 +17,27 @@ fn tool(t: &Option<ToolInfo>) -> String {
     })
 }
 
+/// The run's metadata section: the run itself, its targets, the variants
+/// that ran, and the command that reproduces each suite run.
 pub fn section(run: &Run) -> String {
+    let mut kv = run_rows(run);
+    kv.extend(optional_rows(run));
+    let mut out = String::from("<table class=\"kv\">");
+    for r in &kv {
+        out.push_str(&format!("<tr><th>{}</th><td>{}</td></tr>", r[0], r[1]));
+    }
+    out.push_str("</table>");
+    out.push_str(&targets(run));
+    out.push_str(&variants(run));
+    out.push_str(&reproduce(run));
+    out
+}
+
+/// What every run says of itself: its id, when it ran, its profile and
+/// command, the commit it ran at, and the host.
+fn run_rows(run: &Run) -> Vec<Vec<String>> {
     let h = &run.host;
-    let mut kv: Vec<Vec<String>> = vec![
+    vec![
         vec!["run".into(), esc(&run.run_id)],
         vec![
             "started / finished".into(),
@@ -60,7 +79,13 @@ pub fn section(run: &Run) -> String {
                 esc(&h.kernel)
             ),
         ],
-    ];
+    ]
+}
+
+/// What only some runs have: the base revision run beside it, the
+/// instruction counter, the lock crate under test, the lock crates.
+fn optional_rows(run: &Run) -> Vec<Vec<String>> {
+    let mut kv = Vec::new();
     if let Some(a) = &run.against {
         kv.push(vec![
             "against".into(),
@@ -94,12 +119,12 @@ pub fn section(run: &Run) -> String {
             .collect();
         kv.push(vec!["lock crates".into(), crates.join("; ")]);
     }
-    let mut out = String::from("<table class=\"kv\">");
-    for r in &kv {
-        out.push_str(&format!("<tr><th>{}</th><td>{}</td></tr>", r[0], r[1]));
-    }
-    out.push_str("</table>");
+    kv
+}
 
+/// The targets table: what each target ran on and with, and how long it
+/// took to build and run.
+fn targets(run: &Run) -> String {
     let mut t = vec![[
         "target",
         "triple",
@@ -115,46 +140,59 @@ pub fn section(run: &Run) -> String {
     ]
     .map(String::from)
     .to_vec()];
-    for r in &run.targets {
-        t.push(vec![
-            esc(&r.name),
-            esc(&r.triple),
-            r.runner.to_string(),
-            // A target without a Rust backend says which suites it left out.
-            match &r.not_built {
-                Some(why) => format!("{}: {}", esc(&r.status.label()), esc(why)),
-                None => esc(&r.status.label()),
-            },
-            // The C suites' compilers after the Rust toolchain.
-            std::iter::once(r.toolchain.as_ref().map(|_| tool(&r.toolchain)))
-                .flatten()
-                .chain(
-                    (r.compilers.iter())
-                        .map(|(suite, c)| format!("{}: {}", esc(suite), tool(&Some(c.clone())))),
-                )
-                .collect::<Vec<_>>()
-                .join("<br>"),
-            tool(&r.linker),
-            tool(&r.emulator),
-            tool(&r.counter),
-            r.cpu.as_ref().map_or("-".into(), |c| esc(&c.describe())),
-            r.build_secs.map_or("-".into(), |s| format!("{s:.1}s")),
-            r.run_secs.map_or("-".into(), |s| format!("{s:.1}s")),
-        ]);
-    }
-    out.push_str("<h3>Targets</h3><div class=\"scroll\">");
-    out.push_str(&table("data compact", &t));
-    out.push_str("</div>");
+    t.extend(run.targets.iter().map(target_row));
+    format!(
+        "<h3>Targets</h3><div class=\"scroll\">{}</div>",
+        table("data compact", &t)
+    )
+}
+
+/// One target's row of the targets table.
+fn target_row(r: &TargetResult) -> Vec<String> {
+    vec![
+        esc(&r.name),
+        esc(&r.triple),
+        r.runner.to_string(),
+        // A target without a Rust backend says which suites it left out.
+        match &r.not_built {
+            Some(why) => format!("{}: {}", esc(&r.status.label()), esc(why)),
+            None => esc(&r.status.label()),
+        },
+        // The C suites' compilers after the Rust toolchain.
+        std::iter::once(r.toolchain.as_ref().map(|_| tool(&r.toolchain)))
+            .flatten()
+            .chain(
+                (r.compilers.iter())
+                    .map(|(suite, c)| format!("{}: {}", esc(suite), tool(&Some(c.clone())))),
+            )
+            .collect::<Vec<_>>()
+            .join("<br>"),
+        tool(&r.linker),
+        tool(&r.emulator),
+        tool(&r.counter),
+        r.cpu.as_ref().map_or("-".into(), |c| esc(&c.describe())),
+        r.build_secs.map_or("-".into(), |s| format!("{s:.1}s")),
+        r.run_secs.map_or("-".into(), |s| format!("{s:.1}s")),
+    ]
+}
+
+/// The variants that ran, as a table, when more than one did.
+fn variants(run: &Run) -> String {
     let variants = seeds::variant_rows(run);
-    if variants.len() > 1 {
-        let rows: Vec<Vec<String>> = variants
-            .iter()
-            .map(|r| r.iter().map(|c| esc(c)).collect())
-            .collect();
-        out.push_str("<h3>Variants that ran</h3>");
-        out.push_str(&table("data compact", &rows));
+    if variants.len() <= 1 {
+        return String::new();
     }
-    out.push_str("<h3>Reproduce</h3><p>Each suite run's command (a native or ssh target's instruction counts: the counted command).</p><details><summary>commands</summary><ul class=\"commands\">");
+    let rows: Vec<Vec<String>> = variants
+        .iter()
+        .map(|r| r.iter().map(|c| esc(c)).collect())
+        .collect();
+    format!("<h3>Variants that ran</h3>{}", table("data compact", &rows))
+}
+
+/// Each suite run's command, collapsed (and a native or ssh target's
+/// counted command).
+fn reproduce(run: &Run) -> String {
+    let mut out = String::from("<h3>Reproduce</h3><p>Each suite run's command (a native or ssh target's instruction counts: the counted command).</p><details><summary>commands</summary><ul class=\"commands\">");
     for r in &run.targets {
         for s in &r.suites {
             out.push_str(&format!(

@@ -4,17 +4,38 @@
 
 use super::layout::table;
 use super::svg::{self, num, Scale, Svg};
-use crate::report::seeds::seed000::{self, OPS};
+use crate::report::seeds::seed000::{self, Row, OPS};
 use crate::results::Run;
 
 const LABELS: [&str; 4] = ["CAS local", "CAS sync", "irq enable", "irq disable"];
 const COLOURS: [&str; 4] = ["#56b4e9", "#0072b2", "#e69f00", "#d55e00"];
 
+/// Seed 000's section: the chart of costs per architecture, its legend,
+/// and the table of times, instruction counts and barriers; `None` when
+/// the run has no seed 000 rows.
 pub fn section(run: &Run) -> Option<String> {
     let rows = seed000::rows(run);
     if rows.is_empty() {
         return None;
     }
+    let chart = chart(&rows)?;
+    debug_assert_eq!(OPS.len(), LABELS.len());
+    Some(format!(
+        "<p>ns per op with the empty loop subtracted; Speedup = (irq off + irq on) / local CAS. \
+         \"Interrupts\" are all signals, blocked and unblocked with pthread_sigmask. \
+         Under QEMU the times are the emulator's (shaded); the instruction counts beside them are exact. \
+         rustc/gcc: the CAS as the atomic suite (rustc) and its C twin atomic-c (GCC) compiled it, \
+         instructions and full barriers executed per op; a row marked gcc has no Rust suite (alpha).</p>\
+         {}<div class=\"wide\">{chart}</div>{}<p>{}</p>",
+        legend(),
+        table("data", &data_table(&rows)),
+        svg::esc(seed000::IA64)
+    ))
+}
+
+/// The grouped bars, one group per architecture on one log axis, QEMU's
+/// columns shaded; `None` when there is no time to scale.
+fn chart(rows: &[Row]) -> Option<String> {
     let (left, top, bottom) = (64.0, 16.0, 58.0);
     let group = (1240.0 / rows.len() as f64).clamp(64.0, 110.0);
     let width = left + group * rows.len() as f64 + 12.0;
@@ -71,6 +92,11 @@ pub fn section(run: &Run) -> Option<String> {
             if r.qemu { "QEMU" } else { "native" },
         );
     }
+    Some(s.finish("seed 000: ns per op by architecture"))
+}
+
+/// The chart's legend: each operation's colour, and QEMU's shading.
+fn legend() -> String {
     let mut legend = String::from(r#"<ul class="legend">"#);
     for k in 0..4 {
         legend.push_str(&format!(
@@ -79,7 +105,12 @@ pub fn section(run: &Run) -> Option<String> {
         ));
     }
     legend.push_str(r#"<li><span class="swatch" style="background:#f3f0e8"></span>QEMU column: emulator time, not the guest CPU's</li></ul>"#);
+    legend
+}
 
+/// The table beside the chart: per architecture each operation's time
+/// and instructions per op, the speedup, and rustc against gcc.
+fn data_table(rows: &[Row]) -> Vec<Vec<String>> {
     let mut header = vec!["Architecture".to_string(), "runner".into()];
     for l in LABELS {
         header.push(format!("{l} ns"));
@@ -93,7 +124,7 @@ pub fn section(run: &Run) -> Option<String> {
         "CAS sync barriers rustc/gcc".into(),
     ]);
     let mut t = vec![header];
-    for r in &rows {
+    for r in rows {
         let by = if r.compiler == "gcc" { " (gcc)" } else { "" };
         let mut row = vec![svg::esc(&format!("{}{by}", r.target)), runner(r.qemu)];
         for k in 0..4 {
@@ -112,20 +143,10 @@ pub fn section(run: &Run) -> Option<String> {
         row.push(seed000::versus(r, |c| c.barriers[1]));
         t.push(row);
     }
-    debug_assert_eq!(OPS.len(), LABELS.len());
-    Some(format!(
-        "<p>ns per op with the empty loop subtracted; Speedup = (irq off + irq on) / local CAS. \
-         \"Interrupts\" are all signals, blocked and unblocked with pthread_sigmask. \
-         Under QEMU the times are the emulator's (shaded); the instruction counts beside them are exact. \
-         rustc/gcc: the CAS as the atomic suite (rustc) and its C twin atomic-c (GCC) compiled it, \
-         instructions and full barriers executed per op; a row marked gcc has no Rust suite (alpha).</p>\
-         {legend}<div class=\"wide\">{}</div>{}<p>{}</p>",
-        s.finish("seed 000: ns per op by architecture"),
-        table("data", &t),
-        svg::esc(seed000::IA64)
-    ))
+    t
 }
 
+/// The runner column: QEMU marked as the emulator's times, or native.
 fn runner(qemu: bool) -> String {
     if qemu {
         r#"<span class="emu" title="times are the emulator's">qemu</span>"#.into()
