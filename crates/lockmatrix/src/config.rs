@@ -342,15 +342,19 @@ fn validate(config: &Config, text: &str) -> Result<(), ConfigError> {
     }
     // Every name and class once, so each target's checks take constant
     // time: a file of thousands of targets is checked in linear time.
-    use std::collections::{HashMap, HashSet};
-    let mut class_of: HashMap<&str, &str> = HashMap::new();
+    let mut taken = Taken {
+        names: config.targets.iter().map(|t| t.name.as_str()).collect(),
+        class_of: Default::default(),
+        // Variants' target names, which must differ across targets too.
+        expanded: Default::default(),
+    };
     for t in &config.targets {
-        class_of.entry(t.class.as_str()).or_insert(t.name.as_str());
+        taken
+            .class_of
+            .entry(t.class.as_str())
+            .or_insert(t.name.as_str());
     }
-    let names: HashSet<&str> = config.targets.iter().map(|t| t.name.as_str()).collect();
-    let mut seen: HashSet<&str> = HashSet::new();
-    // Variants' target names, which must differ across targets too.
-    let mut expanded: HashMap<String, &str> = HashMap::new();
+    let mut seen = std::collections::HashSet::new();
     for (i, t) in config.targets.iter().enumerate() {
         if !seen.insert(t.name.as_str()) {
             return Err(err(
@@ -358,7 +362,7 @@ fn validate(config: &Config, text: &str) -> Result<(), ConfigError> {
                 format!("duplicates target '{}' (names must be unique)", t.name),
             ));
         }
-        if let Some(c) = class_of.get(t.name.as_str()) {
+        if let Some(c) = taken.class_of.get(t.name.as_str()) {
             return Err(err(
                 i,
                 format!("name is also the class of '{c}'; --targets could not tell them apart"),
@@ -369,99 +373,131 @@ fn validate(config: &Config, text: &str) -> Result<(), ConfigError> {
                 return Err(err(i, format!("`{key}` {why}")));
             }
         }
-        match t.runner {
-            RunnerKind::Qemu if t.emulator.is_none() => {
-                return Err(err(
-                    i,
-                    "runner qemu needs `emulator` (e.g. qemu-aarch64)".into(),
-                ))
-            }
-            RunnerKind::Ssh if t.ssh.is_none() => {
-                return Err(err(i, "runner ssh needs `ssh: {host, port, user}`".into()))
-            }
-            RunnerKind::Native | RunnerKind::Ssh if t.emulator.is_some() => {
-                return Err(err(
-                    i,
-                    format!(
-                        "`emulator` is only for runner qemu, not {}",
-                        t.runner.name()
-                    ),
-                ))
-            }
-            _ => {}
-        }
-        if t.counted_under.is_some() && t.runner == RunnerKind::Qemu {
+        check_runner(t, i, &err)?;
+        check_variants(t, i, &err, &mut taken)?;
+    }
+    Ok(())
+}
+
+/// Target `t` (the `i`th) sets the fields its runner needs and none it
+/// cannot use.
+fn check_runner(
+    t: &Target,
+    i: usize,
+    err: &dyn Fn(usize, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    match t.runner {
+        RunnerKind::Qemu if t.emulator.is_none() => {
             return Err(err(
                 i,
-                "`counted_under` is for native and ssh targets; a qemu target counts under its `emulator`".into(),
-            ));
+                "runner qemu needs `emulator` (e.g. qemu-aarch64)".into(),
+            ))
         }
-        if t.qemu_ld_prefix.is_some() && t.runner != RunnerKind::Qemu {
+        RunnerKind::Ssh if t.ssh.is_none() => {
+            return Err(err(i, "runner ssh needs `ssh: {host, port, user}`".into()))
+        }
+        RunnerKind::Native | RunnerKind::Ssh if t.emulator.is_some() => {
             return Err(err(
                 i,
                 format!(
-                    "`qemu_ld_prefix` is only for runner qemu, not {}",
+                    "`emulator` is only for runner qemu, not {}",
                     t.runner.name()
+                ),
+            ))
+        }
+        _ => {}
+    }
+    if t.counted_under.is_some() && t.runner == RunnerKind::Qemu {
+        return Err(err(
+            i,
+            "`counted_under` is for native and ssh targets; a qemu target counts under its `emulator`".into(),
+        ));
+    }
+    if t.qemu_ld_prefix.is_some() && t.runner != RunnerKind::Qemu {
+        return Err(err(
+            i,
+            format!(
+                "`qemu_ld_prefix` is only for runner qemu, not {}",
+                t.runner.name()
+            ),
+        ));
+    }
+    if !t.rust && t.linker.is_none() {
+        return Err(err(
+            i,
+            "`rust: false` needs `linker`: the cross gcc that builds its C suites".into(),
+        ));
+    }
+    if t.ssh.is_some() && t.runner != RunnerKind::Ssh {
+        return Err(err(
+            i,
+            format!("`ssh` is only for runner ssh, not {}", t.runner.name()),
+        ));
+    }
+    let emulated = t.runner == RunnerKind::Qemu || t.counted_under.is_some();
+    let qemu_cpu = t.qemu_cpu.is_some() || t.variants.iter().any(|v| v.qemu_cpu.is_some());
+    if qemu_cpu && !emulated {
+        return Err(err(
+            i,
+            "`qemu_cpu` is for runner qemu or a target `counted_under` an emulator".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Target `t`'s variants (`i`th target) become names no other target,
+/// class or variant has.
+fn check_variants<'a>(
+    t: &'a Target,
+    i: usize,
+    err: &dyn Fn(usize, String) -> ConfigError,
+    taken: &mut Taken<'a>,
+) -> Result<(), ConfigError> {
+    let (names, class_of, expanded) = (&taken.names, &taken.class_of, &mut taken.expanded);
+    for v in &t.variants {
+        let name = format!("{}-{}", t.name, v.name);
+        if names.contains(name.as_str()) || class_of.contains_key(name.as_str()) {
+            return Err(err(
+                i,
+                format!(
+                    "variant '{}' would be target '{name}', which is already a name or class",
+                    v.name
                 ),
             ));
         }
-        if !t.rust && t.linker.is_none() {
-            return Err(err(
-                i,
-                "`rust: false` needs `linker`: the cross gcc that builds its C suites".into(),
-            ));
-        }
-        if t.ssh.is_some() && t.runner != RunnerKind::Ssh {
-            return Err(err(
-                i,
-                format!("`ssh` is only for runner ssh, not {}", t.runner.name()),
-            ));
-        }
-        let emulated = t.runner == RunnerKind::Qemu || t.counted_under.is_some();
-        let qemu_cpu = t.qemu_cpu.is_some() || t.variants.iter().any(|v| v.qemu_cpu.is_some());
-        if qemu_cpu && !emulated {
-            return Err(err(
-                i,
-                "`qemu_cpu` is for runner qemu or a target `counted_under` an emulator".into(),
-            ));
-        }
-        for v in &t.variants {
-            let name = format!("{}-{}", t.name, v.name);
-            if names.contains(name.as_str()) || class_of.contains_key(name.as_str()) {
+        match expanded.get(&name) {
+            Some(&other) if other == t.name => {
                 return Err(err(
                     i,
                     format!(
                         "variant '{}' would be target '{name}', which is already a name or class",
                         v.name
                     ),
-                ));
+                ))
             }
-            match expanded.get(&name) {
-                Some(&other) if other == t.name => {
-                    return Err(err(
-                        i,
-                        format!(
-                            "variant '{}' would be target '{name}', which is already a name or class",
-                            v.name
-                        ),
-                    ))
-                }
-                Some(&other) => {
-                    return Err(err(
-                        i,
-                        format!(
-                            "variant '{}' would be target '{name}', which a variant of '{other}' already is",
-                            v.name
-                        ),
-                    ))
-                }
-                None => {
-                    expanded.insert(name, t.name.as_str());
-                }
+            Some(&other) => {
+                return Err(err(
+                    i,
+                    format!(
+                        "variant '{}' would be target '{name}', which a variant of '{other}' already is",
+                        v.name
+                    ),
+                ))
+            }
+            None => {
+                expanded.insert(name, t.name.as_str());
             }
         }
     }
     Ok(())
+}
+
+/// The names already given in a targets file: targets', classes' (with
+/// the first target of each) and variants' (with their target).
+struct Taken<'a> {
+    names: std::collections::HashSet<&'a str>,
+    class_of: std::collections::HashMap<&'a str, &'a str>,
+    expanded: std::collections::HashMap<String, &'a str>,
 }
 
 /// What a value of targets.yaml may look like. Values become command-line

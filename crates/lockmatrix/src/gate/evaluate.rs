@@ -120,7 +120,7 @@ pub fn evaluate(
                 acks: reference.acknowledgements(run),
                 opts,
             };
-            report.absorb(suite(&ctx, found), &mut pending);
+            pending.extend(report.absorb(suite(&ctx, found)));
         }
         let most = pending
             .iter()

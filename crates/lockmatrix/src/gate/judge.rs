@@ -732,15 +732,19 @@ fn stored_unreachable(
 }
 
 impl GateReport {
-    /// Adds one suite run's judgement: its cells after the report's (their
-    /// pending family cells indexed so), its recount merged into the one
-    /// of the same commit and compiler.
-    pub(super) fn absorb(&mut self, j: Judged, pending: &mut Vec<Pending>) {
+    /// Adds one suite run's judgement: its cells after the report's, its
+    /// recount merged into the one of the same commit and compiler.
+    /// Returns its pending family cells, indexed into the report's cells.
+    pub(super) fn absorb(&mut self, j: Judged) -> Vec<Pending> {
         let offset = self.cells.len();
-        pending.extend(j.pending.into_iter().map(|p| Pending {
-            index: p.index + offset,
-            ..p
-        }));
+        let pending = j
+            .pending
+            .into_iter()
+            .map(|p| Pending {
+                index: p.index + offset,
+                ..p
+            })
+            .collect();
         self.failed_checks.extend(j.failed_checks);
         self.problems.extend(j.problems);
         self.notes.extend(j.notes);
@@ -763,5 +767,6 @@ impl GateReport {
                 None => self.recounted.push(r),
             }
         }
+        pending
     }
 }

@@ -182,11 +182,68 @@ fn update(
             .map(|s| s.suite.as_str())
             .collect(),
     )?;
+    let Selection {
+        selected,
+        mut refusals,
+        mut lines,
+    } = select(run, which, scope);
+    if refusals.is_empty() && selected.is_empty() {
+        return Err(UpdateError::NothingToRecord);
+    }
+    // Held until every file is renamed into place: a second update would
+    // otherwise interleave its renames with these.
+    let _lock = baseline::UpdateLock::take(baselines)?;
+    // Every existing file must be readable before anything is written.
+    let mut plans = Vec::new();
+    for (t, s) in &selected {
+        let path = baseline::path(baselines, &t.name, &s.suite);
+        match baseline::read(baselines, &t.name, &s.suite) {
+            Ok(old) => plans.push(plan(run, (t, s), (path, old), commit, scope)),
+            Err(e) => refusals.push(format!(
+                "refusing to overwrite {}: {}",
+                path.display(),
+                crate::error::chain(&e)
+            )),
+        }
+    }
+    if !refusals.is_empty() {
+        return Err(UpdateError::Refused(refusals));
+    }
+    for stale in baseline::remove_stale_temps(baselines) {
+        lines.push(format!(
+            "removed {}, left by an interrupted update",
+            stale.display()
+        ));
+    }
+    let files: Vec<(PathBuf, String)> = plans
+        .iter()
+        .filter_map(|p| p.text.clone().map(|t| (p.path.clone(), t)))
+        .collect();
+    baseline::write_all(&files)?;
+    lines.extend(plans.into_iter().map(|p| p.line));
+    Ok(lines)
+}
+
+/// What an update of `run` records and refuses: the selected suite runs,
+/// why any cannot be recorded, and what is said of the others.
+struct Selection<'r> {
+    selected: Vec<(&'r TargetResult, &'r SuiteRun)>,
+    refusals: Vec<String>,
+    lines: Vec<String>,
+}
+
+/// The suite runs of `run` that `which` names, each checked: passed, ok,
+/// and (in [`Scope::All`]) with a timing family a later run can decide.
+fn select<'r>(run: &'r Run, which: Which, scope: Scope) -> Selection<'r> {
     let named =
         |list: Option<&[String]>, name: &str| list.is_some_and(|l| l.iter().any(|n| n == name));
-    let mut lines = Vec::new();
-    let mut refusals = Vec::new();
-    let mut selected: Vec<(&TargetResult, &SuiteRun)> = Vec::new();
+    let Which { targets, suites } = which;
+    let mut out = Selection {
+        selected: Vec::new(),
+        refusals: Vec::new(),
+        lines: Vec::new(),
+    };
+    let (lines, refusals, selected) = (&mut out.lines, &mut out.refusals, &mut out.selected);
     for t in &run.targets {
         if targets.is_some() && !named(targets, &t.name) {
             continue;
@@ -234,41 +291,7 @@ fn update(
             selected.push((t, s));
         }
     }
-    if refusals.is_empty() && selected.is_empty() {
-        return Err(UpdateError::NothingToRecord);
-    }
-    // Held until every file is renamed into place: a second update would
-    // otherwise interleave its renames with these.
-    let _lock = baseline::UpdateLock::take(baselines)?;
-    // Every existing file must be readable before anything is written.
-    let mut plans = Vec::new();
-    for (t, s) in &selected {
-        let path = baseline::path(baselines, &t.name, &s.suite);
-        match baseline::read(baselines, &t.name, &s.suite) {
-            Ok(old) => plans.push(plan(run, (t, s), (path, old), commit, scope)),
-            Err(e) => refusals.push(format!(
-                "refusing to overwrite {}: {}",
-                path.display(),
-                crate::error::chain(&e)
-            )),
-        }
-    }
-    if !refusals.is_empty() {
-        return Err(UpdateError::Refused(refusals));
-    }
-    for stale in baseline::remove_stale_temps(baselines) {
-        lines.push(format!(
-            "removed {}, left by an interrupted update",
-            stale.display()
-        ));
-    }
-    let files: Vec<(PathBuf, String)> = plans
-        .iter()
-        .filter_map(|p| p.text.clone().map(|t| (p.path.clone(), t)))
-        .collect();
-    baseline::write_all(&files)?;
-    lines.extend(plans.into_iter().map(|p| p.line));
-    Ok(lines)
+    out
 }
 
 fn check_names(

@@ -600,22 +600,44 @@ pub fn read(dir: &Path) -> Result<Run, RunError> {
         }
         Err(e) => return Err(RunError::File(e)),
     };
-    let format = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("format").and_then(|f| f.as_u64()));
-    if let Some(f) = format.filter(|f| !(OLDEST_FORMAT as u64..=FORMAT_VERSION as u64).contains(f))
-    {
-        return Err(RunError::Format {
-            path,
-            format: f,
-            oldest: OLDEST_FORMAT,
-            newest: FORMAT_VERSION,
-        });
-    }
+    check_format(&path, &text)?;
     let mut run: Run = match serde_json::from_str(&text) {
         Ok(run) => run,
         Err(error) => return Err(RunError::NotARun { path, error }),
     };
+    read_as_today(&mut run);
+    check_one_line_fields(&run, &path)?;
+    let mut names = std::collections::BTreeSet::new();
+    for t in &run.targets {
+        if !names.insert(&t.name) {
+            return Err(RunError::TargetTwice {
+                path,
+                target: t.name.to_string(),
+            });
+        }
+        check_target(dir, &path, t)?;
+    }
+    Ok(run)
+}
+
+/// A run.json's `format`, where it has one, is one this version reads.
+fn check_format(path: &Path, text: &str) -> Result<(), RunError> {
+    let format = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.get("format").and_then(|f| f.as_u64()));
+    match format.filter(|f| !(OLDEST_FORMAT as u64..=FORMAT_VERSION as u64).contains(f)) {
+        Some(f) => Err(RunError::Format {
+            path: path.into(),
+            format: f,
+            oldest: OLDEST_FORMAT,
+            newest: FORMAT_VERSION,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// An older format's run read as this version records one.
+fn read_as_today(run: &mut Run) {
     if run.format < 5 && !run.complete() {
         for t in &mut run.targets {
             if t.status == Status::Ok {
@@ -638,7 +660,10 @@ pub fn read(dir: &Path) -> Result<Run, RunError> {
             }
         }
     }
-    // One-line fields reports show as lines: no line break or text control.
+}
+
+/// One-line fields reports show as lines: no line break or text control.
+fn check_one_line_fields(run: &Run, path: &Path) -> Result<(), RunError> {
     let h = &run.host;
     let tool = |t: &Option<ToolInfo>| t.as_ref().map(|t| format!("{} {}", t.what, t.version));
     let mut texts: Vec<(String, Option<String>)> = vec![
@@ -667,72 +692,84 @@ pub fn read(dir: &Path) -> Result<Run, RunError> {
     }
     for (field, value) in &texts {
         if let Some(Err(why)) = value.as_ref().map(|v| crate::escape::check_line(field, v)) {
-            return Err(RunError::ActingChar { path, why });
-        }
-    }
-    let mut targets = std::collections::BTreeSet::new();
-    for t in &run.targets {
-        if !targets.insert(&t.name) {
-            return Err(RunError::TargetTwice {
-                path,
-                target: t.name.to_string(),
+            return Err(RunError::ActingChar {
+                path: path.into(),
+                why,
             });
         }
-        let mut suites = std::collections::BTreeSet::new();
-        for s in &t.suites {
-            if !suites.insert(&s.suite) {
-                return Err(RunError::SuiteTwice {
-                    path,
+    }
+    Ok(())
+}
+
+/// Target `t` of the run at `dir` (read from `path`) has each of its
+/// suites once, and every suite's output file unchanged.
+fn check_target(dir: &Path, path: &Path, t: &TargetResult) -> Result<(), RunError> {
+    let mut suites = std::collections::BTreeSet::new();
+    for s in &t.suites {
+        if !suites.insert(&s.suite) {
+            return Err(RunError::SuiteTwice {
+                path: path.into(),
+                suite: format!("{}/{}", t.name, s.suite),
+            });
+        }
+        check_samples(path, t, s)?;
+        let Some(want) = &s.stdout_sha256 else {
+            continue;
+        };
+        let file = dir.join(&t.name).join(format!("{}.jsonl", s.suite));
+        match crate::file::read_limited(&file, crate::file::OUTPUT_LIMIT) {
+            Ok(bytes) if sha256(&bytes) == *want => {}
+            Ok(_) => {
+                return Err(RunError::Damaged {
+                    file,
+                    path: path.into(),
+                })
+            }
+            Err(error) => {
+                return Err(RunError::Output {
+                    error,
                     suite: format!("{}/{}", t.name, s.suite),
-                });
-            }
-            let mut seen = std::collections::BTreeSet::new();
-            for x in &s.samples {
-                let shown = || {
-                    format!(
-                        "{}/{} {} [{}] {}",
-                        t.name,
-                        s.suite,
-                        x.bench,
-                        crate::protocol::case_label(&x.case),
-                        x.metric
-                    )
-                };
-                let cell = crate::cells::CellKey::new(&x.bench, &x.case, &x.metric);
-                if !seen.insert((cell, x.round)) {
-                    return Err(RunError::TwoSamples {
-                        path,
-                        cell: shown(),
-                        round: x.round,
-                    });
-                }
-                if let Some(Err(why)) = x.value.map(|v| x.kind().check(v)) {
-                    return Err(RunError::BadSample {
-                        path,
-                        cell: shown(),
-                        round: x.round,
-                        value: x.value.unwrap_or_default(),
-                        why,
-                    });
-                }
-            }
-            let Some(want) = &s.stdout_sha256 else {
-                continue;
-            };
-            let file = dir.join(&t.name).join(format!("{}.jsonl", s.suite));
-            match crate::file::read_limited(&file, crate::file::OUTPUT_LIMIT) {
-                Ok(bytes) if sha256(&bytes) == *want => {}
-                Ok(_) => return Err(RunError::Damaged { file, path }),
-                Err(error) => {
-                    return Err(RunError::Output {
-                        error,
-                        suite: format!("{}/{}", t.name, s.suite),
-                    })
-                }
+                })
             }
         }
     }
-    Ok(run)
+    Ok(())
+}
+
+/// Suite run `s` of `t` has one sample per cell and round, each a value
+/// its kind of metric can take.
+fn check_samples(path: &Path, t: &TargetResult, s: &SuiteRun) -> Result<(), RunError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for x in &s.samples {
+        let shown = || {
+            format!(
+                "{}/{} {} [{}] {}",
+                t.name,
+                s.suite,
+                x.bench,
+                crate::protocol::case_label(&x.case),
+                x.metric
+            )
+        };
+        let cell = crate::cells::CellKey::new(&x.bench, &x.case, &x.metric);
+        if !seen.insert((cell, x.round)) {
+            return Err(RunError::TwoSamples {
+                path: path.into(),
+                cell: shown(),
+                round: x.round,
+            });
+        }
+        if let Some(Err(why)) = x.value.map(|v| x.kind().check(v)) {
+            return Err(RunError::BadSample {
+                path: path.into(),
+                cell: shown(),
+                round: x.round,
+                value: x.value.unwrap_or_default(),
+                why,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The versions Cargo.lock (the one at `lock`) pins for the crates the
