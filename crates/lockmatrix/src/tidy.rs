@@ -450,7 +450,6 @@ const STILL_ANYHOW: &[&str] = &[
     "matrix/worktree.rs",
     // Only `results::write`, which ci/merge.rs returns as its own result.
     "results/mod.rs",
-    "subject/derive.rs",
 ];
 
 /// The lines (from 1) of `code` ([`blank`]'s) that name `anyhow` as a word.

@@ -16,10 +16,57 @@ use super::generate;
 use super::resolved::Subject;
 use super::spec::{Source, Spec};
 use crate::name::Name;
-use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Why the tree of a lock crate to measure could not be made; each names
+/// the crate's spec or the file, and what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum DeriveError {
+    /// Reading or writing the tree, as the system said it.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// What was being done when the system refused.
+    #[error("{doing}")]
+    While {
+        doing: String,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error(transparent)]
+    Lock(#[from] crate::file::FileError),
+    #[error(transparent)]
+    Package(#[from] super::package::PackageError),
+    #[error("{spec}: cargo did not resolve it")]
+    NotResolved { spec: String },
+    #[error("{spec}: cargo cannot resolve it:\n{errors}")]
+    Cargo { spec: String, errors: String },
+    #[error("{spec}: {} {version} does not depend on lock_api with these features ({}): lockmatrix measures locks through lock_api's RawMutex and RawRwLock", .name, .features.join(", "))]
+    NoLockApi {
+        spec: String,
+        name: String,
+        version: String,
+        features: Vec<String>,
+    },
+    #[error("{spec}: its Cargo.toml declares no locks for lockmatrix: add `[package.metadata.lockmatrix]` with `mutex = [\"TypePath\", ...]` and/or `rwlock = [...]` (docs/crates.md)")]
+    NoLocksDeclared { spec: String },
+    /// Its `[package.metadata.lockmatrix]` (in `manifest`), or the code
+    /// generated for its locks, is not what lockmatrix reads.
+    #[error("{spec}: {}{error}", .manifest.as_ref().map(|m| format!("{m}: ")).unwrap_or_default())]
+    Declared {
+        spec: String,
+        manifest: Option<String>,
+        error: super::SubjectError,
+    },
+    /// A lock type's name (said in full by the error).
+    #[error(transparent)]
+    LockName(super::SubjectError),
+    #[error("{}: not a git checkout: {why}", .root.display())]
+    NotACheckout { root: PathBuf, why: String },
+}
+
+type Result<T, E = DeriveError> = std::result::Result<T, E>;
 
 /// Directories of the checkout the suites' build does not need.
 const NOT_COPIED: &[&str] = &["baselines/", "docs/", "results/", ".github/", "target/"];
@@ -102,24 +149,36 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
     });
     write(&first, None)?;
     let meta = metadata(&tree, spec)?;
-    let pkg = dependency(&meta, "subject", generate::EXTERN)
-        .ok_or_else(|| anyhow!("{spec}: cargo did not resolve it"))?;
+    let pkg =
+        dependency(&meta, "subject", generate::EXTERN).ok_or_else(|| DeriveError::NotResolved {
+            spec: spec.to_string(),
+        })?;
     let version = str_of(pkg, "version");
     let declared = declared_locks(spec, pkg)?;
     write(&declared, None)?;
     let meta = metadata(&tree, spec)?;
-    let pkg = dependency(&meta, "subject", generate::EXTERN)
-        .ok_or_else(|| anyhow!("{spec}: cargo did not resolve it"))?;
+    let pkg =
+        dependency(&meta, "subject", generate::EXTERN).ok_or_else(|| DeriveError::NotResolved {
+            spec: spec.to_string(),
+        })?;
     let id = str_of(pkg, "id");
     let lock_api = dependency_by_package(&meta, &id, "lock_api")
         .map(|p| str_of(p, "version"))
-        .ok_or_else(|| {
-            anyhow!("{spec}: {} {version} does not depend on lock_api with these features ({}): lockmatrix measures locks through lock_api's RawMutex and RawRwLock", spec.name, declared.features.join(", "))
+        .ok_or_else(|| DeriveError::NoLockApi {
+            spec: spec.to_string(),
+            name: spec.name.to_string(),
+            version: version.clone(),
+            features: declared.features.clone(),
         })?;
     let major = lock_api.split('.').take(2).collect::<Vec<_>>().join(".");
     write(&declared, Some(&major))?;
-    let locks = generate::locks_rs(spec, &version, &declared, &lock_api)
-        .map_err(|e| anyhow!("{spec}: {e}"))?;
+    let locks = generate::locks_rs(spec, &version, &declared, &lock_api).map_err(|error| {
+        DeriveError::Declared {
+            spec: spec.to_string(),
+            manifest: None,
+            error,
+        }
+    })?;
     std::fs::write(subject_dir.join("src/locks.rs"), locks)?;
     metadata(&tree, spec)?;
 
@@ -146,7 +205,10 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
 /// as the suites' is (one codegen unit).
 fn copy_checkout(root: &Path, spec: &Spec, tree: &Path) -> Result<()> {
     if tree.exists() {
-        std::fs::remove_dir_all(tree).with_context(|| format!("removing {}", tree.display()))?;
+        std::fs::remove_dir_all(tree).map_err(|error| DeriveError::While {
+            doing: format!("removing {}", tree.display()),
+            error,
+        })?;
     }
     copy_files(root, &tracked(root)?, tree, NOT_COPIED)?;
     let mut manifest = std::fs::read_to_string(tree.join("Cargo.toml"))?;
@@ -179,13 +241,18 @@ fn copy_path_source(spec: &Spec, tree: &Path) -> Result<(Option<String>, Option<
 /// by; an error saying how to declare them when neither is there.
 fn declared_locks(spec: &Spec, pkg: &Value) -> Result<Declared> {
     Ok(match pkg.pointer("/metadata/lockmatrix") {
-        Some(v) => Declared::from_metadata(v)
-            .map_err(|e| anyhow!("{spec}: {}: {e}", str_of(pkg, "manifest_path")))?,
+        Some(v) => Declared::from_metadata(v).map_err(|error| DeriveError::Declared {
+            spec: spec.to_string(),
+            manifest: Some(str_of(pkg, "manifest_path")),
+            error,
+        })?,
         None => match declared::known(spec.name.as_str()) {
             Some(d) => d,
-            None => bail!(
-                "{spec}: its Cargo.toml declares no locks for lockmatrix: add `[package.metadata.lockmatrix]` with `mutex = [\"TypePath\", ...]` and/or `rwlock = [...]` (docs/crates.md)"
-            ),
+            None => {
+                return Err(DeriveError::NoLocksDeclared {
+                    spec: spec.to_string(),
+                })
+            }
         },
     })
 }
@@ -224,7 +291,7 @@ fn lock_names(spec: &Spec, paths: &[String]) -> Result<Vec<Name>> {
         .iter()
         .map(|path| generate::lock_name(&spec.name, path))
         .collect::<Result<_, _>>()
-        .map_err(|e| anyhow!(e))
+        .map_err(DeriveError::LockName)
 }
 
 /// What a git spec's `#REV` is on its remote (`git ls-remote`, with the
@@ -291,7 +358,10 @@ fn cargo(tree: &Path, spec: &Spec, args: &[&str]) -> Result<Value> {
     // The manifest names the URL without its user-info; git (run by
     // cargo) puts it back for this fetch only, so it is in no file.
     with_credentials(&mut cmd, spec);
-    let out = cmd.output().context("running cargo")?;
+    let out = cmd.output().map_err(|error| DeriveError::While {
+        doing: "running cargo".into(),
+        error,
+    })?;
     if !out.status.success() {
         let err = super::spec::redact(&String::from_utf8_lossy(&out.stderr));
         let first: Vec<&str> = err
@@ -299,7 +369,10 @@ fn cargo(tree: &Path, spec: &Spec, args: &[&str]) -> Result<Value> {
             .filter(|l| l.trim_start().starts_with("error") || l.starts_with("  "))
             .take(6)
             .collect();
-        bail!("{spec}: cargo cannot resolve it:\n{}", first.join("\n"));
+        return Err(DeriveError::Cargo {
+            spec: spec.to_string(),
+            errors: first.join("\n"),
+        });
     }
     Ok(serde_json::from_slice(&out.stdout).unwrap_or(Value::Null))
 }
@@ -390,13 +463,15 @@ fn tracked(root: &Path) -> Result<Vec<PathBuf>> {
         ])
         .current_dir(root)
         .output()
-        .context("running git ls-files")?;
+        .map_err(|error| DeriveError::While {
+            doing: "running git ls-files".into(),
+            error,
+        })?;
     if !out.status.success() {
-        bail!(
-            "{}: not a git checkout: {}",
-            root.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        return Err(DeriveError::NotACheckout {
+            root: root.into(),
+            why: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(out
         .stdout
@@ -426,7 +501,10 @@ fn copy_files(from: &Path, files: &[PathBuf], to: &Path, skip: &[&str]) -> Resul
         if let Some(dir) = dst.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let bytes = std::fs::read(&src).with_context(|| format!("reading {}", src.display()))?;
+        let bytes = std::fs::read(&src).map_err(|error| DeriveError::While {
+            doing: format!("reading {}", src.display()),
+            error,
+        })?;
         std::fs::write(&dst, &bytes)?;
         all.extend_from_slice(rel.to_string_lossy().as_bytes());
         all.push(0);
