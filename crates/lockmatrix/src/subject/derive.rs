@@ -57,11 +57,11 @@ pub enum DeriveError {
     Declared {
         spec: String,
         manifest: Option<String>,
-        error: super::SubjectError,
+        error: super::error::SubjectError,
     },
     /// A lock type's name (said in full by the error).
     #[error(transparent)]
-    LockName(super::SubjectError),
+    LockName(super::error::SubjectError),
     #[error("{}: not a git checkout: {why}", .root.display())]
     NotACheckout { root: PathBuf, why: String },
 }
