@@ -3,9 +3,62 @@
 //! report.
 
 use crate::results::{self, Run};
-use anyhow::bail;
-use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
+
+/// Why runs cannot be merged; each names the run directory or file.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("nothing to merge: name at least one run directory")]
+    Nothing,
+    #[error("{}: already holds a run; merge into a new directory", .out.display())]
+    AlreadyARun { out: PathBuf },
+    #[error(transparent)]
+    Read(#[from] results::RunError),
+    #[error("target '{target}' is in both {} and {}: merge runs of different targets", .first.display(), .second.display())]
+    TargetTwice {
+        target: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    #[error("{}: {what} is `{theirs}`, but {} has `{ours}`: runs with different {what}s cannot be gated together", .file.display(), .first_file.display())]
+    Differs {
+        file: PathBuf,
+        what: String,
+        theirs: String,
+        first_file: PathBuf,
+        ours: String,
+    },
+    #[error("{} and {} would both be {}: merge runs of different targets", .one.display(), .other.display(), .to.display())]
+    SameDestination {
+        one: PathBuf,
+        other: PathBuf,
+        to: PathBuf,
+    },
+    #[error("{}: already exists: merge into a new directory", .0.display())]
+    Exists(PathBuf),
+    #[error("{}: is {kind}: refused (a run directory holds only directories and regular files)", .path.display())]
+    NotAFile { path: PathBuf, kind: String },
+    #[error("{}: larger than {} MiB: refused", .0.display(), FILE_LIMIT >> 20)]
+    TooLarge(PathBuf),
+    /// What was being done when the system refused.
+    #[error("{doing}")]
+    While {
+        doing: String,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error(transparent)]
+    File(#[from] crate::file::FileError),
+    #[error(transparent)]
+    Write(#[from] results::WriteError),
+}
+
+type Result<T, E = MergeError> = std::result::Result<T, E>;
+
+/// `doing` as the context of an I/O error.
+fn while_(doing: String) -> impl FnOnce(std::io::Error) -> MergeError {
+    move |error| MergeError::While { doing, error }
+}
 
 /// Combines the runs in `dirs` into one run written to `out` (`run.json`
 /// plus every other file of each run: suites' output and build logs).
@@ -23,13 +76,10 @@ use std::path::{Path, PathBuf};
 /// merged run gates paired against its base.
 pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
     let Some((first_dir, rest)) = dirs.split_first() else {
-        bail!("nothing to merge: name at least one run directory");
+        return Err(MergeError::Nothing);
     };
     if out.join("run.json").exists() {
-        bail!(
-            "{}: already holds a run; merge into a new directory",
-            out.display()
-        );
+        return Err(MergeError::AlreadyARun { out: out.into() });
     }
     let first = results::read(first_dir)?;
     let mut merged = Run {
@@ -49,12 +99,11 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
         check_alike((first_dir, &merged), (dir, run))?;
         for t in &run.targets {
             if let Some((_, prev)) = seen.iter().find(|(name, _)| *name == t.name) {
-                bail!(
-                    "target '{}' is in both {} and {}: merge runs of different targets",
-                    t.name,
-                    prev.display(),
-                    dir.display()
-                );
+                return Err(MergeError::TargetTwice {
+                    target: t.name.to_string(),
+                    first: prev.clone(),
+                    second: dir.to_path_buf(),
+                });
             }
             seen.push((t.name.to_string(), dir.to_path_buf()));
         }
@@ -77,11 +126,13 @@ pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
 /// `merged` holds the first run's values, read from `first_dir`.
 fn check_alike((first_dir, merged): (&Path, &Run), (dir, run): (&Path, &Run)) -> Result<()> {
     let differs = |what: &str, a: &str, b: &str| -> Result<()> {
-        bail!(
-            "{}: {what} is `{b}`, but {} has `{a}`: runs with different {what}s cannot be gated together",
-            dir.join("run.json").display(),
-            first_dir.join("run.json").display()
-        )
+        Err(MergeError::Differs {
+            file: dir.join("run.json"),
+            what: what.into(),
+            theirs: b.into(),
+            first_file: first_dir.join("run.json"),
+            ours: a.into(),
+        })
     };
     if run.format != merged.format {
         differs(
@@ -164,12 +215,11 @@ fn planned_files(runs: &[(&PathBuf, Run)], out: &Path) -> Result<Vec<(PathBuf, P
     let mut seen = std::collections::BTreeMap::new();
     for (src, dst) in &files {
         if let Some(other) = seen.insert(dst, src) {
-            bail!(
-                "{} and {} would both be {}: merge runs of different targets",
-                other.display(),
-                src.display(),
-                dst.display()
-            );
+            return Err(MergeError::SameDestination {
+                one: other.to_path_buf(),
+                other: src.clone(),
+                to: dst.clone(),
+            });
         }
     }
     Ok(files)
@@ -183,7 +233,7 @@ fn write_merged(
     runs: &[(&PathBuf, Run)],
     merged: &Run,
 ) -> Result<()> {
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(while_(format!("creating {}", out.display())))?;
     for (src, dst) in files {
         copy_file(src, dst)?;
     }
@@ -191,7 +241,7 @@ fn write_merged(
         let bases: Vec<PathBuf> = runs.iter().map(|(d, _)| d.join("base")).collect();
         merge_runs(&bases, &out.join("base"))?;
     }
-    results::write(out, merged)
+    Ok(results::write(out, merged)?)
 }
 
 /// The largest file a run directory holds honestly: a suite binary or a
@@ -204,10 +254,9 @@ const FILE_LIMIT: u64 = 256 << 20;
 /// a device or a socket in an artifact is refused, naming it, so a merged
 /// output holds only files that were inside its inputs.
 fn plan_copy(from: &Path, to: &Path, top: bool, out: &mut Vec<(PathBuf, PathBuf)>) -> Result<()> {
-    let entries = std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))?;
-    let mut entries: Vec<_> = entries
-        .collect::<std::io::Result<_>>()
-        .with_context(|| format!("reading {}", from.display()))?;
+    let reading = || while_(format!("reading {}", from.display()));
+    let entries = std::fs::read_dir(from).map_err(reading())?;
+    let mut entries: Vec<_> = entries.collect::<std::io::Result<_>>().map_err(reading())?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let name = entry.file_name();
@@ -218,23 +267,19 @@ fn plan_copy(from: &Path, to: &Path, top: bool, out: &mut Vec<(PathBuf, PathBuf)
         let (src, dst) = (entry.path(), to.join(&name));
         let kind = entry
             .file_type()
-            .with_context(|| format!("reading {}", src.display()))?;
+            .map_err(while_(format!("reading {}", src.display())))?;
         if kind.is_dir() {
             plan_copy(&src, &dst, false, out)?;
         } else if kind.is_file() {
             if dst.symlink_metadata().is_ok() {
-                bail!(
-                    "{}: already exists: merge into a new directory",
-                    dst.display()
-                );
+                return Err(MergeError::Exists(dst));
             }
             out.push((src, dst));
         } else {
-            bail!(
-                "{}: is {}: refused (a run directory holds only directories and regular files)",
-                src.display(),
-                crate::file::kind_of(kind)
-            );
+            return Err(MergeError::NotAFile {
+                path: src,
+                kind: crate::file::kind_of(kind).to_string(),
+            });
         }
     }
     Ok(())
@@ -246,21 +291,20 @@ fn copy_file(src: &Path, dst: &Path) -> Result<()> {
     use std::io::Read;
     let mut from = crate::file::open_regular(src)?.take(FILE_LIMIT + 1);
     if let Some(dir) = dst.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(while_(format!("creating {}", dir.display())))?;
     }
     let mut to = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(dst)
-        .with_context(|| format!("creating {}", dst.display()))?;
-    let n = std::io::copy(&mut from, &mut to)
-        .with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
+        .map_err(while_(format!("creating {}", dst.display())))?;
+    let n = std::io::copy(&mut from, &mut to).map_err(while_(format!(
+        "copying {} to {}",
+        src.display(),
+        dst.display()
+    )))?;
     if n > FILE_LIMIT {
-        bail!(
-            "{}: larger than {} MiB: refused",
-            src.display(),
-            FILE_LIMIT >> 20
-        );
+        return Err(MergeError::TooLarge(src.into()));
     }
     Ok(())
 }

@@ -74,5 +74,5 @@ pub fn render_crate_workflow(
 /// Combines several runs (CI's per-target jobs) into one run in `out`; see
 /// [`merge::merge_runs`].
 pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
-    merge::merge_runs(dirs, out)
+    Ok(merge::merge_runs(dirs, out)?)
 }

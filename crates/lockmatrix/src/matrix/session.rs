@@ -275,7 +275,7 @@ impl<'a> Session<'a> {
                     r.targets[i] = b;
                 }
                 ran?;
-                results::write(dir, both.head)
+                Ok(results::write(dir, both.head)?)
             },
         )?;
         self.observer.event(Event::PhaseDone);

@@ -444,12 +444,18 @@ pub fn new_run_dir(results: &Path, started: &str) -> Result<(String, PathBuf), R
 
 /// Writes `run.json` via a temporary file and a rename, so a reader never
 /// sees half a file.
-///
-/// Still an `anyhow` error: `ci/merge.rs` returns it as its own result
-/// (issue 38; that file is being refactored beside this change).
-pub fn write(dir: &Path, run: &Run) -> anyhow::Result<()> {
+pub fn write(dir: &Path, run: &Run) -> Result<(), WriteError> {
     crate::file::replace(&dir.join("run.json"), &serde_json::to_string_pretty(run)?)?;
     Ok(())
+}
+
+/// Why a run.json could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    File(#[from] crate::file::FileError),
 }
 
 /// The newest complete run under a results directory, and the newer runs
