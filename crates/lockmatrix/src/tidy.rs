@@ -437,7 +437,6 @@ const STILL_ANYHOW: &[&str] = &[
     "job/check.rs",
     "job/mod.rs",
     "job/recount.rs",
-    "matrix/pipeline.rs",
     "matrix/prepare.rs",
     "matrix/session.rs",
     "matrix/site.rs",
