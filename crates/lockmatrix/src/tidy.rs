@@ -437,11 +437,8 @@ const STILL_ANYHOW: &[&str] = &[
     "job/check.rs",
     "job/mod.rs",
     "job/recount.rs",
-    "matrix/prepare.rs",
-    "matrix/session.rs",
     "matrix/site.rs",
     "matrix/target.rs",
-    "matrix/worktree.rs",
     // Only `results::write`, which ci/merge.rs returns as its own result.
     "results/mod.rs",
     "subject/derive.rs",

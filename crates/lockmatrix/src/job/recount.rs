@@ -39,10 +39,12 @@ impl Recount<'_> {
             let worktree = match matrix::worktree::check_out(&r.root, &commit) {
                 Ok(w) => w,
                 Err(e) if r.require_gate => bail!(
-                    "counts: the baselines were counted by another compiler and their commit {short} cannot be rebuilt here: {e:#}"
+                    "counts: the baselines were counted by another compiler and their commit {short} cannot be rebuilt here: {}",
+                    crate::error::chain(&e)
                 ),
                 Err(e) => {
-                    observer.event(Event::Note(&format!("counts: the baselines' commit {short} cannot be rebuilt here, so their counts stay incomparable: {e:#}")));
+                    let e = crate::error::chain(&e);
+                    observer.event(Event::Note(&format!("counts: the baselines' commit {short} cannot be rebuilt here, so their counts stay incomparable: {e}")));
                     continue;
                 }
             };
