@@ -5,7 +5,7 @@ use super::resolve;
 use crate::flags::MatrixArgs;
 use crate::{miri_setup, packages, progress};
 use anyhow::Result;
-use lockmatrix::job::{End, Finished, Job, Request, SetUp};
+use lockmatrix::job::{End, Finished, Job, Request, SetUp, SetUpError};
 use lockmatrix::report::table;
 use std::path::Path;
 
@@ -120,8 +120,9 @@ fn request(root: &Path, args: &MatrixArgs) -> Request {
 struct Installer;
 
 impl SetUp for Installer {
-    fn packages(&self, wanted: &[String]) -> Result<()> {
-        packages::ensure(wanted)
+    fn packages(&self, wanted: &[String]) -> Result<(), SetUpError> {
+        // Its causes are kept: the error prints as it did.
+        Ok(packages::ensure(wanted)?)
     }
 
     fn miri(&self) {

@@ -1,8 +1,29 @@
 //! Drift between the committed workflows and what targets.yaml renders to.
 
 use super::render::{HEADER, WORKFLOWS_DIR};
-use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
+
+/// A committed workflow, or their directory, that could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("reading {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    /// An entry of the workflows' directory could not be listed.
+    #[error(transparent)]
+    Entry(std::io::Error),
+}
+
+/// `path` could not be read.
+fn reading(path: &Path) -> impl FnOnce(std::io::Error) -> CheckError + '_ {
+    move |error| CheckError::Read {
+        path: path.to_path_buf(),
+        error,
+    }
+}
 
 const FIX: &str = "run `cargo xtask ci generate`";
 
@@ -45,7 +66,7 @@ pub fn difference(path: &Path, committed: &str, rendered: &str) -> Option<String
 /// Compares the rendered `files` (paths relative to `root`) with what is
 /// on disk, and reports generated workflow files that are no longer
 /// rendered.
-pub fn check_files(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<String>> {
+pub fn check_files(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<String>, CheckError> {
     let mut lines = Vec::new();
     for (rel, rendered) in files {
         let path = root.join(rel);
@@ -54,18 +75,14 @@ pub fn check_files(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<Strin
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 lines.push(format!("{}: missing; {FIX}", rel.display()))
             }
-            Err(e) => {
-                return Err(e).with_context(|| format!("reading {}", path.display()));
-            }
+            Err(e) => return Err(reading(&path)(e)),
         }
     }
     let dir = root.join(WORKFLOWS_DIR);
     let mut extra = Vec::new();
     if dir.is_dir() {
-        for entry in
-            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
-        {
-            let rel = Path::new(WORKFLOWS_DIR).join(entry?.file_name());
+        for entry in std::fs::read_dir(&dir).map_err(reading(&dir))? {
+            let rel = Path::new(WORKFLOWS_DIR).join(entry.map_err(CheckError::Entry)?.file_name());
             if files.iter().any(|(p, _)| *p == rel) {
                 continue;
             }
@@ -89,15 +106,13 @@ pub fn check_files(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<Strin
 /// pinned by commit with a version comment, no checkout that keeps its
 /// credential in a job that does not push. A rendered file that is
 /// committed as it is rendered is reported once.
-pub fn check_rules(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<String>> {
+pub fn check_rules(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<String>, CheckError> {
     let mut lines = Vec::new();
     let dir = root.join(WORKFLOWS_DIR);
     let mut committed: Vec<(PathBuf, String)> = Vec::new();
     if dir.is_dir() {
-        for entry in
-            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
-        {
-            let name = entry?.file_name();
+        for entry in std::fs::read_dir(&dir).map_err(reading(&dir))? {
+            let name = entry.map_err(CheckError::Entry)?.file_name();
             let rel = Path::new(WORKFLOWS_DIR).join(&name);
             let yaml = Path::new(&name)
                 .extension()
@@ -105,8 +120,7 @@ pub fn check_rules(root: &Path, files: &[(PathBuf, String)]) -> Result<Vec<Strin
             if !yaml {
                 continue;
             }
-            let text = std::fs::read_to_string(root.join(&rel))
-                .with_context(|| format!("reading {}", rel.display()))?;
+            let text = std::fs::read_to_string(root.join(&rel)).map_err(reading(&rel))?;
             committed.push((rel, text));
         }
     }

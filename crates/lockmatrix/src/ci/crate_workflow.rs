@@ -16,9 +16,10 @@
 //! ([`Options::new`]): the crate name, the repository, the commit and the
 //! file name.
 
-use super::jobs::{self, Job};
+use super::jobs::{self, Job, JobsError};
+use super::render::RenderError;
 use crate::config::Config;
-use anyhow::{bail, Context, Result};
+use crate::file::FileError;
 use minijinja::value::Serde;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,51 @@ const TEMPLATES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Why a crate's workflow cannot be made: a bad option (each names it,
+/// its value shown quoted and cut short), targets.yaml gives CI no jobs,
+/// or a destination is not one this command may write.
+#[derive(Debug, thiserror::Error)]
+pub enum CrateWorkflowError {
+    /// `shown` is the name as [`shown`] shows it; `why` what is wrong.
+    #[error("--crate {shown}: {why}; expected a crates.io name: 1 to {MAX_CRATE_LEN} ASCII letters, digits, `_` or `-`, starting with a letter")]
+    CrateName { shown: String, why: &'static str },
+    #[error("--lockmatrix-repo {shown}: expected a GitHub repository, owner/name (the owner letters, digits and `-`; the name letters, digits, `.`, `_` and `-`)")]
+    Repo { shown: String },
+    #[error("--lockmatrix-rev {shown}: expected a full commit SHA (40 hex digits): a branch or tag can be moved to other code, a commit cannot")]
+    Rev { shown: String },
+    /// A workflow path without a (UTF-8) file name.
+    #[error("{}: expected a workflow file name, e.g. .github/workflows/{DEFAULT_FILE}", path.display())]
+    NoFileName { path: PathBuf },
+    /// `shown` is the path as [`shown`] shows it.
+    #[error("{shown}: expected a workflow file name ending in .yml or .yaml (GitHub reads no other), made of letters, digits, `.`, `_` and `-`")]
+    FileName { shown: String },
+    #[error(transparent)]
+    Jobs(#[from] JobsError),
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    /// A destination whose first bytes could not be read.
+    #[error("{error}: not overwritten")]
+    Unreadable { error: FileError },
+    #[error("{}: exists and is not a workflow `cargo xtask ci crate-workflow` wrote: not overwritten (remove it, or choose another file)", path.display())]
+    NotOurs { path: PathBuf },
+    #[error("creating {}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    /// A file could not be staged beside its destination: nothing was
+    /// replaced.
+    #[error(transparent)]
+    Stage(FileError),
+    #[error("replacing {}", path.display())]
+    Replace {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+}
+
 /// What the workflow is for, checked: each is a plain word by the time it
 /// is rendered into YAML and shell.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +117,11 @@ fn shown(s: &str) -> String {
 impl Options {
     /// The crate's name, the lockmatrix repository (`owner/name`) and the
     /// commit of it the workflow checks out, each checked.
-    pub fn new(krate: &str, lockmatrix_repo: &str, lockmatrix_rev: &str) -> Result<Options> {
+    pub fn new(
+        krate: &str,
+        lockmatrix_repo: &str,
+        lockmatrix_rev: &str,
+    ) -> Result<Options, CrateWorkflowError> {
         check_crate_name(krate)?;
         check_repo(lockmatrix_repo)?;
         check_rev(lockmatrix_rev)?;
@@ -97,7 +147,7 @@ impl Options {
 
 /// A crates.io name: 1 to 64 ASCII letters, digits, `_` or `-`, starting
 /// with a letter (so it is never read as an option either).
-pub fn check_crate_name(name: &str) -> Result<()> {
+pub fn check_crate_name(name: &str) -> Result<(), CrateWorkflowError> {
     let why = if name.is_empty() {
         "is empty"
     } else if name.len() > MAX_CRATE_LEN {
@@ -112,16 +162,16 @@ pub fn check_crate_name(name: &str) -> Result<()> {
     } else {
         return Ok(());
     };
-    bail!(
-        "--crate {}: {why}; expected a crates.io name: 1 to {MAX_CRATE_LEN} ASCII letters, digits, `_` or `-`, starting with a letter",
-        shown(name)
-    )
+    Err(CrateWorkflowError::CrateName {
+        shown: shown(name),
+        why,
+    })
 }
 
 /// A GitHub repository: `owner/name`, the owner 1 to 39 letters, digits or
 /// `-` (not first or last), the name 1 to 100 letters, digits, `.`, `_` or
 /// `-` (not `.` or `..`).
-fn check_repo(repo: &str) -> Result<()> {
+fn check_repo(repo: &str) -> Result<(), CrateWorkflowError> {
     let owner_ok = |o: &str| {
         (1..=39).contains(&o.len())
             && o.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
@@ -137,48 +187,38 @@ fn check_repo(repo: &str) -> Result<()> {
     };
     match repo.split_once('/') {
         Some((owner, name)) if owner_ok(owner) && name_ok(name) => Ok(()),
-        _ => bail!(
-            "--lockmatrix-repo {}: expected a GitHub repository, owner/name (the owner letters, digits and `-`; the name letters, digits, `.`, `_` and `-`)",
-            shown(repo)
-        ),
+        _ => Err(CrateWorkflowError::Repo { shown: shown(repo) }),
     }
 }
 
 /// A full commit SHA: a branch or a tag can be moved to other code, and
 /// this code runs with the crate's pull requests.
-fn check_rev(rev: &str) -> Result<()> {
+fn check_rev(rev: &str) -> Result<(), CrateWorkflowError> {
     if rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit()) {
         return Ok(());
     }
-    bail!(
-        "--lockmatrix-rev {}: expected a full commit SHA (40 hex digits): a branch or tag can be moved to other code, a commit cannot",
-        shown(rev)
-    )
+    Err(CrateWorkflowError::Rev { shown: shown(rev) })
 }
 
 /// The comment workflow's path for the workflow at `workflow`:
 /// `lockmatrix.yml` -> `lockmatrix-comment.yml`, beside it. Both names are
 /// checked: they reach the files' comments, and GitHub reads only `.yml`
 /// and `.yaml` files.
-pub fn comment_path(workflow: &Path) -> Result<PathBuf> {
+pub fn comment_path(workflow: &Path) -> Result<PathBuf, CrateWorkflowError> {
     let name = workflow
         .file_name()
         .and_then(|n| n.to_str())
-        .with_context(|| {
-            format!(
-                "{}: expected a workflow file name, e.g. .github/workflows/{DEFAULT_FILE}",
-                workflow.display()
-            )
+        .ok_or_else(|| CrateWorkflowError::NoFileName {
+            path: workflow.to_path_buf(),
         })?;
     let stem = name
         .strip_suffix(".yml")
         .map(|s| (s, "yml"))
         .or_else(|| name.strip_suffix(".yaml").map(|s| (s, "yaml")));
     let Some((stem, ext)) = stem.filter(|(s, _)| crate::name::Name::parse(s).is_ok()) else {
-        bail!(
-            "{}: expected a workflow file name ending in .yml or .yaml (GitHub reads no other), made of letters, digits, `.`, `_` and `-`",
-            shown(&workflow.display().to_string())
-        );
+        return Err(CrateWorkflowError::FileName {
+            shown: shown(&workflow.display().to_string()),
+        });
     };
     Ok(workflow.with_file_name(format!("{stem}-comment.{ext}")))
 }
@@ -210,7 +250,11 @@ struct Vars<'a> {
 /// The crate's workflow at `workflow` (e.g.
 /// `.github/workflows/lockmatrix.yml`) and the comment workflow beside it
 /// ([`comment_path`]): (path, contents), in that order.
-pub fn render(config: &Config, opts: &Options, workflow: &Path) -> Result<Vec<(PathBuf, String)>> {
+pub fn render(
+    config: &Config,
+    opts: &Options,
+    workflow: &Path,
+) -> Result<Vec<(PathBuf, String)>, CrateWorkflowError> {
     let comment = comment_path(workflow)?;
     let file_name = |p: &Path| p.file_name().and_then(|n| n.to_str()).map(str::to_string);
     let (workflow_file, comment_file) = (
@@ -253,7 +297,10 @@ pub fn render(config: &Config, opts: &Options, workflow: &Path) -> Result<Vec<(P
     let render = |template: &str| {
         env.get_template(template)
             .and_then(|t| t.render(Serde(&ctx)))
-            .map_err(|e| anyhow::anyhow!("rendering templates/{template}: {e:#}"))
+            .map_err(|error| RenderError::Render {
+                path: format!("templates/{template}"),
+                error,
+            })
     };
     Ok(vec![
         (workflow.to_path_buf(), render("crate-workflow.yml.j2")?),
@@ -265,17 +312,16 @@ pub fn render(config: &Config, opts: &Options, workflow: &Path) -> Result<Vec<(P
 /// regular file this command wrote (its first line says so). Anything else
 /// (a hand-written workflow, lockmatrix's own, a link) is refused, as a
 /// report never replaces a file lockmatrix did not write.
-pub fn check_destination(path: &Path) -> Result<()> {
+pub fn check_destination(path: &Path) -> Result<(), CrateWorkflowError> {
     let head = match crate::file::read_head(path, crate::file::HEAD_LIMIT) {
         Ok(head) => head,
         Err(crate::file::FileError::Missing { .. }) => return Ok(()),
-        Err(e) => bail!("{e}: not overwritten"),
+        Err(error) => return Err(CrateWorkflowError::Unreadable { error }),
     };
     if !head.is_empty() && !head.starts_with(HEADER_START.as_bytes()) {
-        bail!(
-            "{}: exists and is not a workflow `cargo xtask ci crate-workflow` wrote: not overwritten (remove it, or choose another file)",
-            path.display()
-        );
+        return Err(CrateWorkflowError::NotOurs {
+            path: path.to_path_buf(),
+        });
     }
     Ok(())
 }
@@ -283,11 +329,14 @@ pub fn check_destination(path: &Path) -> Result<()> {
 /// Writes the rendered `files`, creating their directories. Nothing is
 /// replaced unless every destination passed [`check_destination`] and every
 /// file was staged beside it; then each is renamed into place.
-pub fn write(files: &[(PathBuf, String)]) -> Result<()> {
+pub fn write(files: &[(PathBuf, String)]) -> Result<(), CrateWorkflowError> {
     for (path, _) in files {
         check_destination(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|error| CrateWorkflowError::CreateDir {
+                path: dir.to_path_buf(),
+                error,
+            })?;
         }
     }
     let mut staged = Vec::new();
@@ -298,7 +347,7 @@ pub fn write(files: &[(PathBuf, String)]) -> Result<()> {
                 for (tmp, _) in &staged {
                     let _ = std::fs::remove_file(tmp);
                 }
-                return Err(e.into());
+                return Err(CrateWorkflowError::Stage(e));
             }
         }
     }
@@ -308,7 +357,10 @@ pub fn write(files: &[(PathBuf, String)]) -> Result<()> {
             for (tmp, _) in std::iter::once((tmp, path)).chain(staged) {
                 let _ = std::fs::remove_file(tmp);
             }
-            return Err(e).with_context(|| format!("replacing {}", path.display()));
+            return Err(CrateWorkflowError::Replace {
+                path: path.to_path_buf(),
+                error: e,
+            });
         }
     }
     Ok(())

@@ -3,9 +3,33 @@
 //! needs is decided here, so the templates only lay it out.
 
 use crate::config::{Config, RunnerKind, Target};
-use anyhow::bail;
-use anyhow::Result;
 use serde::Serialize;
+use std::path::PathBuf;
+
+/// Why targets.yaml gives CI no jobs to run as they are (bad input, exit
+/// status 2); each names the file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum JobsError {
+    /// A native target of an architecture with no hosted runner, and no
+    /// `labels` naming one.
+    #[error("{}: target '{target}' runs natively on {triple} but has no `labels`: name a CI runner of that architecture (e.g. labels: [self-hosted, linux, {arch}])", config.display())]
+    NoRunner {
+        config: PathBuf,
+        target: String,
+        triple: String,
+        arch: String,
+    },
+    /// Two targets whose names make the same job id.
+    #[error("{}: targets '{first}' and '{second}' would both be CI job '{id}': rename one", config.display())]
+    SameJob {
+        config: PathBuf,
+        first: String,
+        second: String,
+        id: String,
+    },
+    #[error("{}: every target is disabled: CI would have nothing to run", config.display())]
+    NothingToRun { config: PathBuf },
+}
 
 /// The pinned Debian 12 image QEMU and ssh jobs build in, so that compilers
 /// and emulators (and so instruction counts) match the baselines. Bump it
@@ -79,7 +103,7 @@ pub fn yaml_scalar(s: &str) -> String {
     }
 }
 
-fn runs_on(config: &Config, t: &Target) -> Result<Vec<String>> {
+fn runs_on(config: &Config, t: &Target) -> Result<Vec<String>, JobsError> {
     if !t.labels.is_empty() {
         return Ok(t.labels.iter().map(|l| l.to_string()).collect());
     }
@@ -90,16 +114,16 @@ fn runs_on(config: &Config, t: &Target) -> Result<Vec<String>> {
     match arch {
         "x86_64" | "i686" | "i586" => Ok(vec![HOSTED.to_string()]),
         "aarch64" => Ok(vec![format!("{HOSTED}-arm")]),
-        _ => bail!(
-            "{}: target '{}' runs natively on {} but has no `labels`: name a CI runner of that architecture (e.g. labels: [self-hosted, linux, {arch}])",
-            config.path.display(),
-            t.name,
-            t.triple
-        ),
+        _ => Err(JobsError::NoRunner {
+            config: config.path.clone(),
+            target: t.name.to_string(),
+            triple: t.triple.to_string(),
+            arch: arch.to_string(),
+        }),
     }
 }
 
-fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
+fn job(config: &Config, t: &Target, suites: u64) -> Result<Job, JobsError> {
     // config.rs holds names to letters, digits, '.', '_' and '-': each is
     // a valid job id (once '.' is '_'), artifact name and shell word.
     let labels = runs_on(config, t)?;
@@ -142,7 +166,7 @@ fn job(config: &Config, t: &Target, suites: u64) -> Result<Job> {
 }
 
 /// One job per enabled target, in targets.yaml order.
-pub fn jobs(config: &Config) -> Result<Vec<Job>> {
+pub fn jobs(config: &Config) -> Result<Vec<Job>, JobsError> {
     let names: Vec<&str> = crate::select::SUITES
         .iter()
         .filter(|s| !s.test_only)
@@ -156,22 +180,20 @@ pub fn jobs(config: &Config) -> Result<Vec<Job>> {
         let suites = crate::select::for_target(&names, t).0.len() as u64;
         let j = job(config, t, suites)?;
         if let Some(&other) = ids.get(&j.id) {
-            bail!(
-                "{}: targets '{}' and '{}' would both be CI job '{}': rename one",
-                config.path.display(),
-                jobs[other].target,
-                j.target,
-                j.id
-            );
+            return Err(JobsError::SameJob {
+                config: config.path.clone(),
+                first: jobs[other].target.clone(),
+                second: j.target,
+                id: j.id,
+            });
         }
         ids.insert(j.id.clone(), jobs.len());
         jobs.push(j);
     }
     if jobs.is_empty() {
-        bail!(
-            "{}: every target is disabled: CI would have nothing to run",
-            config.path.display()
-        );
+        return Err(JobsError::NothingToRun {
+            config: config.path.clone(),
+        });
     }
     Ok(jobs)
 }

@@ -24,24 +24,50 @@ pub mod render;
 #[cfg(test)]
 mod tests;
 
+pub use check::CheckError;
+pub use crate_workflow::CrateWorkflowError;
+pub use jobs::JobsError;
+pub use render::RenderError;
+
 use crate::config::Config;
-use anyhow::{Context, Result};
+use crate::file::FileError;
 use std::path::{Path, PathBuf};
+
+/// Why the workflows could not be written or checked: not rendered, or
+/// the files not written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkflowError {
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error("creating {}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] FileError),
+    #[error(transparent)]
+    Check(#[from] CheckError),
+}
 
 /// Every workflow file rendered from targets.yaml: (path relative to the
 /// repository root, e.g. `.github/workflows/lockmatrix.yml`, contents).
-pub fn render(config: &Config) -> Result<Vec<(PathBuf, String)>> {
+pub fn render(config: &Config) -> Result<Vec<(PathBuf, String)>, RenderError> {
     render::render(config)
 }
 
 /// Writes the rendered workflows under `root` (creating
 /// `.github/workflows`) and returns the paths written.
-pub fn generate(root: &Path, config: &Config) -> Result<Vec<PathBuf>> {
+pub fn generate(root: &Path, config: &Config) -> Result<Vec<PathBuf>, WorkflowError> {
     let mut written = Vec::new();
     for (rel, text) in render(config)? {
         let path = root.join(&rel);
         let dir = path.parent().expect("workflows live in a directory");
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|error| WorkflowError::CreateDir {
+            path: dir.to_path_buf(),
+            error,
+        })?;
         crate::file::replace(&path, &text)?;
         written.push(path);
     }
@@ -53,7 +79,7 @@ pub fn generate(root: &Path, config: &Config) -> Result<Vec<PathBuf>> {
 /// rules, else one line per drifted, missing or extra file naming the file
 /// (and, when drifted, the first differing line in both versions) and one
 /// per broken rule.
-pub fn check(root: &Path, config: &Config) -> Result<Vec<String>> {
+pub fn check(root: &Path, config: &Config) -> Result<Vec<String>, WorkflowError> {
     let files = render(config)?;
     let mut lines = check::check_files(root, &files)?;
     lines.extend(check::check_rules(root, &files)?);
@@ -67,12 +93,10 @@ pub fn render_crate_workflow(
     config: &Config,
     opts: &crate_workflow::Options,
     workflow: &Path,
-) -> Result<Vec<(PathBuf, String)>> {
+) -> Result<Vec<(PathBuf, String)>, CrateWorkflowError> {
     crate_workflow::render(config, opts, workflow)
 }
 
 /// Combines several runs (CI's per-target jobs) into one run in `out`; see
 /// [`merge::merge_runs`].
-pub fn merge_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
-    Ok(merge::merge_runs(dirs, out)?)
-}
+pub use merge::merge_runs;

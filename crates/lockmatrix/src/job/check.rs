@@ -1,6 +1,7 @@
 //! Every flag and file of a `matrix` command checked, before anything is
 //! installed or built: bad input is exit 2, naming what was expected.
 
+use super::error::JobError;
 use crate::config::Config;
 use crate::family::GateOptions;
 use crate::matrix::{Crates, Options};
@@ -8,7 +9,6 @@ use crate::results::Profile;
 use crate::select::{self, Selected, Suite};
 use crate::subject::Subject;
 use crate::{config, toolchain};
-use anyhow::{bail, Result};
 use std::path::PathBuf;
 
 /// A `matrix` command as asked: the flags, with paths resolved from where
@@ -59,7 +59,7 @@ impl Job {
     /// `LOCKMATRIX_TESTBED`, targets.yaml, the selection, the crates, the
     /// toolchain, the stored baselines (readable, and a real-hardware
     /// target's timings decided look by look against them).
-    pub fn check(request: Request) -> Result<Job> {
+    pub fn check(request: Request) -> Result<Job, JobError> {
         let r = &request;
         r.gate.check()?;
         for f in &r.features {
@@ -68,19 +68,16 @@ impl Job {
                 && f.chars()
                     .all(|c| c.is_ascii_alphanumeric() || "_-/".contains(c));
             if !ok {
-                bail!(
-                    "--features `{}`: not a feature name; expected letters, digits, `_`, `-` and `/` (e.g. spinlock/broken-lock), comma-separated",
-                    crate::escape::terminal(&f.chars().take(80).collect::<String>())
-                        .replace('\n', "\\n")
-                );
+                return Err(JobError::Feature {
+                    shown: crate::escape::terminal(&f.chars().take(80).collect::<String>())
+                        .replace('\n', "\\n"),
+                });
             }
         }
         if r.krate.is_some() && r.against_crate.is_none() {
             // Measured, not compared: nothing to gate or to report as a gate.
             if let Some(flag) = r.gate_asked.first() {
-                bail!(
-                    "{flag}: --crate without --against-crate measures the crate, it does not compare it, so there is no gate to report or require; give --against-crate SPEC for a gated A/B"
-                );
+                return Err(JobError::NoGate { flag });
             }
         }
         crate::host::declared()?;
@@ -141,7 +138,7 @@ impl Job {
 }
 
 /// `--crate` and `--against-crate`, read: one crate, two versions.
-fn crates(r: &Request) -> Result<Option<Crates>> {
+fn crates(r: &Request) -> Result<Option<Crates>, JobError> {
     let Some(head) = &r.krate else {
         return Ok(None);
     };
@@ -149,15 +146,14 @@ fn crates(r: &Request) -> Result<Option<Crates>> {
     let base = r
         .against_crate
         .as_deref()
-        .map(|b| {
-            crate::subject::parse(b, &r.cwd).map_err(|e| {
-                anyhow::anyhow!(e.to_string().replacen("--crate", "--against-crate", 1))
-            })
-        })
+        .map(|b| crate::subject::parse(b, &r.cwd).map_err(JobError::AgainstCrate))
         .transpose()?;
     if let Some(b) = &base {
         if b.name != head.name {
-            bail!("--against-crate {b}: a different crate than --crate {head}: compare two versions of one crate (lock names are the crate's name and type)");
+            return Err(JobError::OtherCrate {
+                base: b.to_string(),
+                head: head.to_string(),
+            });
         }
     }
     Ok(Some(Crates {
@@ -175,7 +171,7 @@ pub(super) fn crate_suites(
     base: Option<&Subject>,
     asked: Vec<Suite>,
     explicit: bool,
-) -> Result<Vec<Suite>> {
+) -> Result<Vec<Suite>, JobError> {
     let has: Vec<&str> = std::iter::once(head)
         .chain(base)
         .flat_map(|s| s.suites())
@@ -185,11 +181,10 @@ pub(super) fn crate_suites(
         .filter(|s| has.contains(&s.name))
         .collect();
     if chosen.is_empty() {
-        bail!(
-            "--crate {}: none of the {} suites measures its locks (mutexes: spinlock, rwlocks: rwsem)",
-            head.label(),
-            if explicit { "selected" } else { "" }
-        );
+        return Err(JobError::NoCrateSuites {
+            label: head.label(),
+            which: if explicit { "selected" } else { "" },
+        });
     }
     Ok(chosen)
 }

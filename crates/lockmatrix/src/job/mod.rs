@@ -8,9 +8,11 @@
 //! the way goes to the observer; its answer is a [`Finished`].
 
 mod check;
+mod error;
 mod recount;
 
 pub use check::{Job, Request};
+pub use error::{JobError, SetUpError};
 
 use crate::config::Config;
 use crate::gate::{Gated, Gating};
@@ -19,14 +21,13 @@ use crate::observe::{Event, Observer};
 use crate::results::{Run, Status};
 use crate::select::Selected;
 use crate::toolchain;
-use anyhow::Result;
 use std::path::PathBuf;
 
 /// What the library does not do itself: installing (Debian packages with
 /// apt-get, rustup's Miri). `cargo xtask` does it, or `--no-install`
 /// skips it.
 pub trait SetUp {
-    fn packages(&self, wanted: &[String]) -> Result<()>;
+    fn packages(&self, wanted: &[String]) -> Result<(), SetUpError>;
     /// Rustup's nightly with Miri, where a selected suite has Miri
     /// clients; where it cannot be had the run says NOT CHECKED.
     fn miri(&self);
@@ -74,7 +75,7 @@ impl Job {
     }
 
     /// Sets up, runs the matrix, recounts and gates.
-    pub fn run(mut self, setup: &dyn SetUp, observer: &dyn Observer) -> Result<Finished> {
+    pub fn run(mut self, setup: &dyn SetUp, observer: &dyn Observer) -> Result<Finished, JobError> {
         let prepared = self.set_up(setup, observer)?;
         let root = self.request.root.clone();
         let outcome = matrix::run(
@@ -98,7 +99,7 @@ impl Job {
 
     /// The worktrees and crate trees, what they say, and what is to be
     /// installed.
-    fn set_up(&mut self, setup: &dyn SetUp, observer: &dyn Observer) -> Result<Prepared> {
+    fn set_up(&mut self, setup: &dyn SetUp, observer: &dyn Observer) -> Result<Prepared, JobError> {
         let prepared = matrix::prepare(&self.request.root, &self.opts)?;
         if let Some(s) = &prepared.subject {
             self.suites = check::crate_suites(
@@ -138,11 +139,13 @@ impl Job {
             )));
         }
         if !self.request.no_install {
-            setup.packages(&matrix::packages_needed(
-                &self.selected,
-                self.need,
-                &self.opts.toolchain,
-            ))?;
+            setup
+                .packages(&matrix::packages_needed(
+                    &self.selected,
+                    self.need,
+                    &self.opts.toolchain,
+                ))
+                .map_err(JobError::Packages)?;
             if (self.suites.iter()).any(|s| crate::miri::SUITES.contains(&s.name)) {
                 setup.miri();
             }
@@ -151,7 +154,7 @@ impl Job {
     }
 
     /// What the run comes to: nothing ran, measured, or gated.
-    fn finish(&self, outcome: matrix::Outcome) -> Result<Finished> {
+    fn finish(&self, outcome: matrix::Outcome) -> Result<Finished, JobError> {
         let matrix::Outcome { run, dir, base } = outcome;
         let end = if let Some(why) = nothing_ran(&run) {
             // A crate version that builds for none of the selected targets

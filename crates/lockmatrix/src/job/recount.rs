@@ -5,12 +5,12 @@
 //! of this history is built.
 
 use super::check::Job;
+use super::error::JobError;
 use crate::gate::load::{in_history, stored, InHistory};
 use crate::matrix::{self, Prepared};
 use crate::observe::{Event, Observer};
 use crate::results::{Run, TargetResult};
 use crate::select::Selected;
-use anyhow::{bail, Result};
 use std::path::Path;
 
 /// What a recount needs of the job it is for.
@@ -24,7 +24,12 @@ impl Recount<'_> {
     /// `run`'s. A commit this clone lacks, or cannot check out, is said
     /// and its counts stay incomparable; under `--require-gate` it is bad
     /// input.
-    pub fn baselines(&self, run: &Run, dir: &Path, observer: &dyn Observer) -> Result<()> {
+    pub fn baselines(
+        &self,
+        run: &Run,
+        dir: &Path,
+        observer: &dyn Observer,
+    ) -> Result<(), JobError> {
         let (job, r) = (self.job, &self.job.request);
         let reference = stored(run, &r.baselines)?;
         for (commit, targets) in reference.to_recount(run) {
@@ -32,17 +37,23 @@ impl Recount<'_> {
             if let InHistory::NotHere(why) = in_history(&r.root, &reference, &commit, "HEAD")? {
                 observer.event(Event::Warning(&why));
                 if r.require_gate {
-                    bail!("counts: the baselines were counted by another compiler and their commit {short} is not in this clone");
+                    return Err(JobError::NotInClone {
+                        short: short.to_string(),
+                    });
                 }
                 continue;
             }
             let worktree = match matrix::worktree::check_out(&r.root, &commit) {
                 Ok(w) => w,
-                Err(e) if r.require_gate => bail!(
-                    "counts: the baselines were counted by another compiler and their commit {short} cannot be rebuilt here: {e:#}"
-                ),
+                Err(error) if r.require_gate => {
+                    return Err(JobError::CannotRebuild {
+                        short: short.to_string(),
+                        error,
+                    })
+                }
                 Err(e) => {
-                    observer.event(Event::Note(&format!("counts: the baselines' commit {short} cannot be rebuilt here, so their counts stay incomparable: {e:#}")));
+                    let e = crate::error::chain(&e);
+                    observer.event(Event::Note(&format!("counts: the baselines' commit {short} cannot be rebuilt here, so their counts stay incomparable: {e}")));
                     continue;
                 }
             };

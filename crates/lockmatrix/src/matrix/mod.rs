@@ -21,5 +21,5 @@ pub mod worktree;
 
 pub use options::{Crates, Options, StoredBaselines};
 pub use plan::rounds;
-pub use prepare::{packages_needed, prepare, Prepared, Subjects};
-pub use session::{run, Outcome};
+pub use prepare::{packages_needed, prepare, PrepareError, Prepared, Subjects};
+pub use session::{run, Outcome, SessionError};

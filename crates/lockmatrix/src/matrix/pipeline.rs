@@ -8,7 +8,6 @@
 
 use crate::build::{self, Built, Job, TreeBuilder};
 use crate::observe::{Event, Observer};
-use anyhow::Result;
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Instant;
@@ -45,8 +44,9 @@ pub struct Builds {
     pub base: Option<Vec<Built>>,
 }
 
-/// The two queues and what is known of the tasks' durations.
-struct State {
+/// The two queues and what is known of the tasks' durations, and the
+/// first error of a run (`E`, the caller's).
+struct State<E> {
     builds_queued: VecDeque<usize>,
     runs_queued: VecDeque<usize>,
     /// Builds under way: the runs lane ends only when none is left.
@@ -56,10 +56,10 @@ struct State {
     runs: usize,
     build_secs: Vec<f64>,
     run_secs: Vec<f64>,
-    failed: Option<anyhow::Error>,
+    failed: Option<E>,
 }
 
-impl State {
+impl<E> State<E> {
     fn done(&self) -> usize {
         self.build_secs.len() + self.run_secs.len()
     }
@@ -111,13 +111,13 @@ impl State {
 /// (selected targets, emulated) once job `j` is built, with
 /// `run(i, head, base)`. An error from `run` (writing run.json) stops the
 /// pipeline and is returned; a failed build is recorded in its `Built`.
-pub fn run(
+pub fn run<E: Send>(
     jobs: &[Job],
     trees: Trees,
     runs_after: &[Vec<usize>],
     observer: &dyn Observer,
-    run: impl Fn(usize, &Built, Option<&Built>) -> Result<()> + Sync,
-) -> Result<Builds> {
+    run: impl Fn(usize, &Built, Option<&Built>) -> Result<(), E> + Sync,
+) -> Result<Builds, E> {
     build::prune(jobs);
     let head: Vec<OnceLock<Built>> = jobs.iter().map(|_| OnceLock::new()).collect();
     let base: Vec<OnceLock<Built>> = jobs.iter().map(|_| OnceLock::new()).collect();
@@ -134,7 +134,7 @@ pub fn run(
     });
     let wake = Condvar::new();
     let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
-    let work = |task: Task| -> Result<()> {
+    let work = |task: Task| -> Result<(), E> {
         match task {
             Task::Build(j) => {
                 let name = &jobs[j].target.name;
@@ -213,7 +213,7 @@ pub fn run(
 mod tests {
     use super::*;
 
-    fn state(builds: (usize, Vec<f64>), runs: (usize, Vec<f64>)) -> State {
+    fn state(builds: (usize, Vec<f64>), runs: (usize, Vec<f64>)) -> State<&'static str> {
         State {
             builds_queued: VecDeque::new(),
             runs_queued: VecDeque::new(),
@@ -262,7 +262,7 @@ mod tests {
         s.runs_queued.push_back(3);
         assert_eq!(s.next(Lane::Runs), Some(Some(Task::Run(3))));
         assert_eq!(s.next(Lane::Runs), Some(None));
-        s.failed = Some(anyhow::anyhow!("run.json not written"));
+        s.failed = Some("run.json not written");
         s.runs_queued.push_back(4);
         assert_eq!(s.next(Lane::Runs), Some(None), "a failure ends every lane");
     }

@@ -9,8 +9,24 @@ use crate::host;
 use crate::results::{self};
 use crate::select::Selected;
 use crate::toolchain;
-use anyhow::Result;
 use std::path::{Path, PathBuf};
+
+/// Why a run cannot start (bad input or missing set-up, exit status 2):
+/// nothing has been installed or built yet.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error(transparent)]
+    Cache(#[from] crate::cache::CacheError),
+    #[error(transparent)]
+    Results(#[from] results::ResultsError),
+    /// `--against` names no revision here, or it cannot be checked out.
+    #[error(transparent)]
+    Worktree(#[from] worktree::WorktreeError),
+    /// A `--crate` (or `--against-crate`) cargo cannot resolve, or whose
+    /// tree cannot be made.
+    #[error(transparent)]
+    Crate(#[from] crate::subject::DeriveError),
+}
 
 /// What [`prepare`] settled before anything is installed or built.
 pub struct Prepared {
@@ -53,18 +69,19 @@ impl Prepared {
 /// Checks what can be checked before installing anything: the cache and
 /// the results directory take files, `--against` names a revision
 /// (checked out), and `--crate` a crate cargo resolves (its trees made).
-pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared> {
+pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared, PrepareError> {
     let cache = crate::cache::check()?;
     results::check_writable(&opts.results_dir)?;
+    let derive = |spec| crate::subject::derive(root, spec, &cache);
     if let Some(c) = &opts.crates {
-        let head = crate::subject::derive(root, &c.head, &cache)?;
+        let head = derive(&c.head)?;
         let mut locks = vec![head.lock];
         let mut copies: Vec<_> = head.copy.into_iter().collect();
         let (base, base_subject) = match &c.base {
             // A crate against itself: one tree, the same binaries.
             Some(spec) if *spec == c.head => (Some(head.tree.clone()), Some(head.subject.clone())),
             Some(spec) => {
-                let d = crate::subject::derive(root, spec, &cache)?;
+                let d = derive(spec)?;
                 locks.push(d.lock);
                 copies.extend(d.copy);
                 (Some(d.tree), Some(d.subject))

@@ -22,8 +22,37 @@ use crate::observe::{Event, Observer};
 use crate::results::{self, Against, Run, TargetResult};
 use crate::select::{Selected, Suite};
 use crate::toolchain;
-use anyhow::Result;
 use std::path::{Path, PathBuf};
+
+/// An error a matrix run cannot go on after (exit status 2): a target's
+/// failure is recorded in the run, never one of these.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// A CPU choice a selected target's tools do not know (bad input).
+    #[error(transparent)]
+    Choices(#[from] crate::cpu::BadChoices),
+    /// The run directory could not be made.
+    #[error(transparent)]
+    Results(#[from] results::ResultsError),
+    /// Its `logs/` (or the base's) could not be created.
+    #[error(transparent)]
+    Logs(std::io::Error),
+    /// The trailers acknowledging ordering changes since `--against`
+    /// could not be read.
+    #[error(transparent)]
+    Trailers(#[from] crate::acknowledge::TrailerError),
+    /// A target's suites ran, but what they left could not be recorded.
+    #[error(transparent)]
+    Target(std::io::Error),
+    /// `run.json` could not be written.
+    #[error(transparent)]
+    Write(#[from] results::WriteError),
+}
+
+/// `results::write`, its error a [`SessionError`].
+fn write(dir: &Path, run: &Run) -> Result<(), SessionError> {
+    Ok(results::write(dir, run)?)
+}
 
 /// Builds and runs `suites` on every `selected` target, as
 /// [`prepare`](super::prepare)d: every phase in turn.
@@ -35,7 +64,7 @@ pub fn run(
     opts: &Options,
     prepared: &Prepared,
     observer: &dyn Observer,
-) -> Result<Outcome> {
+) -> Result<Outcome, SessionError> {
     let what = What {
         root,
         config,
@@ -112,7 +141,7 @@ impl<'a> Session<'a> {
     /// and writes `run.json` (without `finished`), builds the QEMU plugin
     /// where some target counts. An unknown CPU choice fails before the
     /// directory is made.
-    pub fn start(what: What<'a>, observer: &'a dyn Observer) -> Result<Session<'a>> {
+    pub fn start(what: What<'a>, observer: &'a dyn Observer) -> Result<Session<'a>, SessionError> {
         let What {
             root,
             opts,
@@ -142,7 +171,7 @@ impl<'a> Session<'a> {
         } = set_up(what.config, what.selected, wanted, prepared)?;
         let started = host::utc(host::now_secs());
         let (run_id, dir) = results::new_run_dir(&opts.results_dir, &started)?;
-        std::fs::create_dir_all(dir.join("logs"))?;
+        std::fs::create_dir_all(dir.join("logs")).map_err(SessionError::Logs)?;
         observer.event(Event::RunStarted {
             run_id: &run_id,
             targets: what.selected.len(),
@@ -170,7 +199,7 @@ impl<'a> Session<'a> {
             against: against(what)?,
             targets: results,
         };
-        results::write(&dir, &run)?;
+        write(&dir, &run)?;
         let plugin = plugin(root, &jobs, opts, &mut run, observer);
         let base = run.against.as_ref().map(|_| {
             let mut b = base_run_of(&run);
@@ -206,7 +235,7 @@ impl<'a> Session<'a> {
     /// and runs each emulated target as soon as its binaries exist: their
     /// counts and checks do not depend on the load, their times are
     /// advisory anyway.
-    pub fn build_and_emulate(&mut self) -> Result<Builds> {
+    pub fn build_and_emulate(&mut self) -> Result<Builds, SessionError> {
         let (opts, selected) = (self.what.opts, self.what.selected);
         let base_dir = &self.place.base_dir;
         let against = opts
@@ -224,7 +253,7 @@ impl<'a> Session<'a> {
             bins: base_dir.join("bin"),
         });
         if let Some((rev, w)) = against {
-            std::fs::create_dir_all(base_dir.join("logs"))?;
+            std::fs::create_dir_all(base_dir.join("logs")).map_err(SessionError::Logs)?;
             self.observer
                 .event(Event::BuildingBase { rev, tree: &w.path });
         }
@@ -274,8 +303,8 @@ impl<'a> Session<'a> {
                 if let (Some(b), Some(r)) = (base, both.base.as_mut()) {
                     r.targets[i] = b;
                 }
-                ran?;
-                Ok(results::write(dir, both.head)?)
+                ran.map_err(SessionError::Target)?;
+                write(dir, both.head)
             },
         )?;
         self.observer.event(Event::PhaseDone);
@@ -285,7 +314,7 @@ impl<'a> Session<'a> {
     /// Runs the native and ssh targets one at a time, after every build
     /// and emulated run: nothing else on the CPUs while their timings are
     /// taken.
-    pub fn run_real(&mut self, builds: &Builds) -> Result<()> {
+    pub fn run_real(&mut self, builds: &Builds) -> Result<(), SessionError> {
         let (_, real) = self.runnable();
         if real.is_empty() {
             return Ok(());
@@ -300,8 +329,9 @@ impl<'a> Session<'a> {
             let base = self.base.as_mut().map(|b| &mut b.targets[i]);
             let b = builds.base.as_ref().map(|b| &b[j]);
             let s = &self.what.selected[i];
-            ctx.target(s, (&builds.head[j], b), &mut self.run.targets[i], base)?;
-            results::write(&self.place.dir, &self.run)?;
+            ctx.target(s, (&builds.head[j], b), &mut self.run.targets[i], base)
+                .map_err(SessionError::Target)?;
+            write(&self.place.dir, &self.run)?;
         }
         self.observer.event(Event::PhaseDone);
         Ok(())
@@ -358,7 +388,7 @@ impl<'a> Session<'a> {
 
     /// Marks the run finished with the lock crates it measured, and writes
     /// `run.json` (and the base's `base/run.json`) a last time.
-    pub fn finish(mut self) -> Result<Outcome> {
+    pub fn finish(mut self) -> Result<Outcome, SessionError> {
         let run = &mut self.run;
         run.finished = Some(host::utc(host::now_secs()));
         run.lock_crates = results::lock_crates(run, &self.tree.join("Cargo.lock"));
@@ -373,9 +403,9 @@ impl<'a> Session<'a> {
             base.finished = run.finished.clone();
             base.lock_crates = results::lock_crates(base, &w.path.join("Cargo.lock"));
             pin(base);
-            results::write(&self.place.base_dir, base)?;
+            write(&self.place.base_dir, base)?;
         }
-        results::write(&self.place.dir, run)?;
+        write(&self.place.dir, run)?;
         Ok(Outcome {
             run: self.run,
             dir: self.place.dir,
@@ -393,7 +423,7 @@ struct Both<'r> {
 /// With `--against`: the base revision, its commit and the trailers that
 /// acknowledge ordering changes since it (a crate's own history for two
 /// versions of a crate), and the pairs planned.
-fn against(what: What) -> Result<Option<Against>> {
+fn against(what: What) -> Result<Option<Against>, SessionError> {
     let (opts, prepared) = (what.opts, what.prepared);
     let (Some(rev), Some(w)) = (&opts.against, &prepared.base) else {
         return Ok(None);

@@ -8,7 +8,6 @@ use crate::name::Name;
 use crate::protocol;
 use crate::results::{self, Failure, Profile, Status, TargetResult};
 use crate::runner::{self, ssh::Remote, Exit};
-use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -338,7 +337,7 @@ pub fn record(
     suite: &str,
     folded: Folded,
     timeout_secs: u64,
-) -> Result<Status> {
+) -> std::io::Result<Status> {
     let out_dir = dir.join(&target.name);
     std::fs::create_dir_all(&out_dir)?;
     let Folded {

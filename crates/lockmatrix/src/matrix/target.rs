@@ -14,7 +14,6 @@ use crate::observe::{Event, Observer};
 use crate::results::{Failure, Status, SuiteFailure, TargetResult};
 use crate::runner::ssh;
 use crate::select::Selected;
-use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -27,7 +26,12 @@ struct Sides<'a> {
 
 /// Runs every suite of one target on `site`, recording both sides; a
 /// suite's failure is recorded and the next suite still runs.
-fn run_target(site: &Site, suites: &[&str], sides: Sides, observer: &dyn Observer) -> Result<()> {
+fn run_target(
+    site: &Site,
+    suites: &[&str],
+    sides: Sides,
+    observer: &dyn Observer,
+) -> std::io::Result<()> {
     let Sides { head, base } = sides;
     let (dir, result) = head;
     let timeout = site.timeout.as_secs();
@@ -95,7 +99,7 @@ fn run_target(site: &Site, suites: &[&str], sides: Sides, observer: &dyn Observe
 fn built_binaries<'a>(
     built: &'a Built,
     target: &mut TargetResult,
-) -> std::result::Result<&'a BTreeMap<String, build::Binary>, Failure> {
+) -> Result<&'a BTreeMap<String, build::Binary>, Failure> {
     let bins = built.binaries.as_ref().map_err(Failure::from)?;
     target.sources_sha256 = Some(built.sources.clone());
     for (suite, b) in bins {
@@ -137,7 +141,7 @@ impl Runs<'_> {
         (built, base_built): (&Built, Option<&Built>),
         result: &mut TargetResult,
         base: Option<&mut TargetResult>,
-    ) -> Result<()> {
+    ) -> std::io::Result<()> {
         let t = &s.target;
         // A target without a Rust backend runs only the C suites.
         let (names, _) = crate::select::for_target(self.names, t);
@@ -197,7 +201,7 @@ impl Runs<'_> {
         (built, base_built): (&'b Built, Option<&'b Built>),
         result: &mut TargetResult,
         base: Option<&mut TargetResult>,
-    ) -> std::result::Result<BuiltBinaries<'b>, Status> {
+    ) -> Result<BuiltBinaries<'b>, Status> {
         result.build_secs = Some(built.secs);
         let binaries = built_binaries(built, result);
         let base_binaries = match (base_built, base) {
@@ -252,10 +256,7 @@ impl Runs<'_> {
 
 /// A target's ssh session, when it runs on an ssh host with a key, its
 /// machine's facts recorded in `result`; the failure to open it.
-fn open_remote(
-    t: &Target,
-    result: &mut TargetResult,
-) -> std::result::Result<Option<ssh::Remote>, Failure> {
+fn open_remote(t: &Target, result: &mut TargetResult) -> Result<Option<ssh::Remote>, Failure> {
     let (Some(host), Some(key), RunnerKind::Ssh) = (&t.ssh, ssh::key_for(t), t.runner) else {
         return Ok(None);
     };

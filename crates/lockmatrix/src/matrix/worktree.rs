@@ -8,14 +8,49 @@
 //! someone planted, a worktree moved to another commit or edited) is
 //! removed and checked out again, so its `build.rs` never runs.
 
+use crate::cache::CacheError;
 use crate::commit::CommitId;
-use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
 /// Base revisions whose worktrees stay checked out in the cache.
 const KEEP: usize = 3;
+
+/// Why a revision could not be checked out: `--against` names none here
+/// (bad input), or git or the cache failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    #[error("running git")]
+    Spawn(#[source] std::io::Error),
+    /// `rev` is cut short, what is not printable ASCII escaped.
+    #[error("--against {rev}: not in this clone's history, which is shallow: fetch it with `git fetch --unshallow` (or `git fetch --deepen=<commits>`)")]
+    Shallow { rev: String },
+    #[error("--against {rev}: not a revision of this repository")]
+    NotARevision { rev: String },
+    #[error(transparent)]
+    Git(#[from] GitFailed),
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// What was in the worktree's place could not be removed.
+    #[error("removing {} ({why})", path.display())]
+    Remove {
+        path: PathBuf,
+        why: NotReusable,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("checking out {commit} as {}", path.display())]
+    CheckOut {
+        commit: CommitId,
+        path: PathBuf,
+        #[source]
+        error: GitFailed,
+    },
+    /// A fresh checkout git does not vouch for.
+    #[error("{}: just checked out, yet {why}", path.display())]
+    NotReusable { path: PathBuf, why: NotReusable },
+}
 
 /// A checked-out base revision.
 pub struct Worktree {
@@ -29,14 +64,14 @@ pub struct Worktree {
 
 /// The commit `rev` (`--against REV`: a branch, `HEAD~1`, a sha) names in
 /// the repository at `root`, or an error naming it.
-pub fn resolve(root: &Path, rev: &str) -> Result<CommitId> {
+pub fn resolve(root: &Path, rev: &str) -> Result<CommitId, WorktreeError> {
     let out = git(
         root,
         &["rev-parse", "--verify", "--quiet", "--end-of-options"],
     )
     .arg(format!("{rev}^{{commit}}"))
     .output()
-    .context("running git")?;
+    .map_err(WorktreeError::Spawn)?;
     let found = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if out.status.success() {
         if let Ok(c) = CommitId::parse(&found) {
@@ -48,38 +83,45 @@ pub fn resolve(root: &Path, rev: &str) -> Result<CommitId> {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true");
     let rev = crate::name::shown(rev);
     if shallow {
-        bail!(
-            "--against {rev}: not in this clone's history, which is shallow: fetch it with `git fetch --unshallow` (or `git fetch --deepen=<commits>`)"
-        );
+        return Err(WorktreeError::Shallow { rev });
     }
-    bail!("--against {rev}: not a revision of this repository")
+    Err(WorktreeError::NotARevision { rev })
 }
 
 /// Checks out `commit` of the repository at `root` (reusing its worktree
 /// only where [`reusable`]), marks it the newest, and removes the
 /// worktrees beyond the newest [`KEEP`].
-pub fn check_out(root: &Path, commit: &CommitId) -> Result<Worktree> {
+pub fn check_out(root: &Path, commit: &CommitId) -> Result<Worktree, WorktreeError> {
     // One directory per repository: two clones on a machine (CI jobs, a
     // test's scratch repositories) each register their own worktrees.
     let common = read(git(
         root,
         &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-    ))
-    .map_err(anyhow::Error::msg)?;
+    ))?;
     let all = crate::cache::check()?.join("worktrees");
     let mine = all.join(repository_key(Path::new(common.trim())));
     let path = mine.join(commit.as_str());
     prune_orphans(&all);
     if let Err(why) = reusable(root, &path, commit) {
         if path.symlink_metadata().is_ok() {
-            remove(&path).with_context(|| format!("removing {} ({why})", path.display()))?;
+            remove(&path).map_err(|error| WorktreeError::Remove {
+                path: path.clone(),
+                why,
+                error,
+            })?;
         }
         run(git(root, &["worktree", "prune"]))?;
         let mut add = git(root, &["worktree", "add", "--detach", "--end-of-options"]);
         add.arg(&path).arg(commit);
-        run(add).with_context(|| format!("checking out {commit} as {}", path.display()))?;
-        reusable(root, &path, commit)
-            .map_err(|why| anyhow::anyhow!("{}: just checked out, yet {why}", path.display()))?;
+        run(add).map_err(|error| WorktreeError::CheckOut {
+            commit: commit.clone(),
+            path: path.clone(),
+            error,
+        })?;
+        reusable(root, &path, commit).map_err(|why| WorktreeError::NotReusable {
+            path: path.clone(),
+            why,
+        })?;
     }
     let _ = std::fs::File::open(&path).and_then(|d| d.set_modified(SystemTime::now()));
     let removed = stale(&mine, KEEP);
@@ -95,7 +137,7 @@ pub fn check_out(root: &Path, commit: &CommitId) -> Result<Worktree> {
 }
 
 /// `--against REV`: [`resolve`] then [`check_out`].
-pub fn against(root: &Path, rev: &str) -> Result<Worktree> {
+pub fn against(root: &Path, rev: &str) -> Result<Worktree, WorktreeError> {
     check_out(root, &resolve(root, rev)?)
 }
 
@@ -158,7 +200,7 @@ fn reusable(root: &Path, path: &Path, commit: &CommitId) -> Result<(), NotReusab
 
 /// Why a directory in the cache is not taken as a worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum NotReusable {
+pub enum NotReusable {
     Absent,
     NotADirectory(&'static str),
     NotRegistered(String),
@@ -190,7 +232,7 @@ impl std::fmt::Display for NotReusable {
 
 /// A git command that could not run or failed: git's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct GitFailed(String);
+pub struct GitFailed(String);
 
 impl std::fmt::Display for GitFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -261,8 +303,8 @@ fn read(mut cmd: Command) -> Result<String, GitFailed> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn run(cmd: Command) -> Result<()> {
-    Ok(read(cmd).map(drop)?)
+fn run(cmd: Command) -> Result<(), GitFailed> {
+    read(cmd).map(drop)
 }
 
 /// Removes a directory tree, or a link or file in its place (never what

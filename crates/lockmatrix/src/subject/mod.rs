@@ -14,7 +14,7 @@ pub mod package;
 mod resolved;
 pub mod spec;
 
-pub use derive::{derive, Derived};
+pub use derive::{derive, DeriveError, Derived};
 pub use error::SubjectError;
 pub use resolved::Subject;
 pub use spec::{parse, Source, Spec};
