@@ -84,6 +84,17 @@ pub enum Kind {
     Quantity,
 }
 
+/// Why a value cannot be one of its [`Kind`] ([`Kind::check`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BadValue {
+    #[error("expected a finite number")]
+    NotFinite,
+    #[error("expected a positive time (or null)")]
+    NotPositiveTime,
+    #[error("expected a count or ratio, not negative (or null)")]
+    Negative,
+}
+
 impl Kind {
     pub fn of(unit: &str) -> Kind {
         if unit == "ns" || unit.ends_with("_ticks") {
@@ -97,13 +108,13 @@ impl Kind {
 
     /// Whether `value` can be a value of this kind: finite, a time positive,
     /// anything else not negative.
-    pub fn check(self, value: f64) -> Result<(), &'static str> {
+    pub fn check(self, value: f64) -> Result<(), BadValue> {
         if !value.is_finite() {
-            Err("expected a finite number")
+            Err(BadValue::NotFinite)
         } else if self == Kind::Time && value <= 0.0 {
-            Err("expected a positive time (or null)")
+            Err(BadValue::NotPositiveTime)
         } else if value < 0.0 {
-            Err("expected a count or ratio, not negative (or null)")
+            Err(BadValue::Negative)
         } else {
             Ok(())
         }

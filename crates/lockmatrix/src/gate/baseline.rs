@@ -159,7 +159,7 @@ pub enum Corrupt {
         cell: String,
         index: usize,
         value: f64,
-        why: &'static str,
+        why: crate::protocol::BadValue,
     },
     #[error("{cell}: its summary does not match its samples (edited by hand?)")]
     Summary { cell: String },

@@ -92,27 +92,43 @@ pub fn parse(suite: &str, stdout: &str) -> Result<Printed, ModelError> {
 }
 
 /// What a model record must be to be believed.
-fn check(m: &ModelResult) -> Result<(), &'static str> {
+fn check(m: &ModelResult) -> Result<(), Unbelievable> {
     if m.cached {
-        return Err("a binary's record cannot come from the cache");
+        return Err(Unbelievable::Cached);
     }
     if m.ok == m.failure.is_some() {
-        return Err(if m.ok {
-            "ok with a failure"
-        } else {
-            "not ok, without a failure"
+        return Err(match m.ok {
+            true => Unbelievable::OkWithFailure,
+            false => Unbelievable::FailedWithoutFailure,
         });
     }
     if m.ok && m.interleavings == 0 {
-        return Err("ok without exploring any execution");
+        return Err(Unbelievable::NothingExplored);
     }
     if !m.secs.is_finite() || m.secs < 0.0 {
-        return Err("secs is not a duration");
+        return Err(Unbelievable::Secs);
     }
     if m.ok && m.reached.values().any(|&n| n == 0) {
-        return Err("ok with a path it claims that no execution reached");
+        return Err(Unbelievable::Unreached);
     }
     Ok(())
+}
+
+/// Why a model record is not believed ([`check`]).
+#[derive(Debug, thiserror::Error)]
+enum Unbelievable {
+    #[error("a binary's record cannot come from the cache")]
+    Cached,
+    #[error("ok with a failure")]
+    OkWithFailure,
+    #[error("not ok, without a failure")]
+    FailedWithoutFailure,
+    #[error("ok without exploring any execution")]
+    NothingExplored,
+    #[error("secs is not a duration")]
+    Secs,
+    #[error("ok with a path it claims that no execution reached")]
+    Unreached,
 }
 
 #[cfg(test)]

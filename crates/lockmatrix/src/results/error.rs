@@ -86,7 +86,7 @@ pub enum RunError {
         cell: String,
         round: u32,
         value: f64,
-        why: &'static str,
+        why: crate::protocol::BadValue,
     },
     /// A suite's `<target>/<suite>.jsonl` no longer hashes to what
     /// `run.json` recorded.

@@ -196,8 +196,8 @@ pub fn toml_string(s: &str) -> String {
 mod tests {
     use super::*;
 
-    fn parsed(s: &str) -> Result<Spec, String> {
-        parse(s, std::path::Path::new("/nonexistent")).map_err(|e| e.to_string())
+    fn parsed(s: &str) -> Result<Spec, SubjectError> {
+        parse(s, std::path::Path::new("/nonexistent"))
     }
 
     #[test]
@@ -240,7 +240,7 @@ mod tests {
             "spin@git:ext::sh -c touch /tmp/x#main",
             "spin@git:https://x/${{ github.token }}#main",
         ] {
-            let e = parsed(bad).unwrap_err();
+            let e = parsed(bad).unwrap_err().to_string();
             assert!(e.contains("expected NAME@VERSION"), "{bad}: {e}");
         }
         assert!(parsed(&format!("{}@1.0.0", "a".repeat(65))).is_err());
@@ -257,9 +257,10 @@ mod tests {
             "clone https://github.com/a/b and git://h:9/x#y"
         );
         let e = parsed("x@git:http://user:s3cr3t@host/r.git").unwrap_err();
-        assert!(!e.contains("s3cr3t"), "{e}");
+        assert!(!e.to_string().contains("s3cr3t"), "{e}");
         assert!(parsed("x@path:")
             .unwrap_err()
+            .to_string()
             .contains("needs the crate's directory"));
     }
 
