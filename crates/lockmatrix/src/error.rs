@@ -17,6 +17,21 @@ pub fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// A system call's error with what was being done (`removing DIR`,
+/// `running cargo`), which it prints before the error as its source.
+#[derive(Debug, thiserror::Error)]
+#[error("{doing}")]
+pub struct Doing {
+    doing: String,
+    #[source]
+    error: std::io::Error,
+}
+
+/// `doing` as the context of an I/O error: `.map_err(doing(...))`.
+pub fn doing(doing: String) -> impl FnOnce(std::io::Error) -> Doing {
+    move |error| Doing { doing, error }
+}
+
 #[cfg(test)]
 mod tests {
     use super::chain;
@@ -30,5 +45,7 @@ mod tests {
         let e = Outer(std::io::Error::other("disk on fire"));
         assert_eq!(chain(&e), "reading x.json: disk on fire");
         assert_eq!(chain(&std::io::Error::other("alone")), "alone");
+        let e = super::doing("removing /x".into())(std::io::Error::other("busy"));
+        assert_eq!(chain(&e), "removing /x: busy");
     }
 }

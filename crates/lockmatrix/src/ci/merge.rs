@@ -2,6 +2,7 @@
 //! so one gate decides over every cell (one Holm family) and writes one
 //! report.
 
+use crate::error::doing;
 use crate::results::{self, Run};
 use std::path::{Path, PathBuf};
 
@@ -41,12 +42,8 @@ pub enum MergeError {
     #[error("{}: larger than {} MiB: refused", .0.display(), FILE_LIMIT >> 20)]
     TooLarge(PathBuf),
     /// What was being done when the system refused.
-    #[error("{doing}")]
-    While {
-        doing: String,
-        #[source]
-        error: std::io::Error,
-    },
+    #[error(transparent)]
+    While(#[from] crate::error::Doing),
     #[error(transparent)]
     File(#[from] crate::file::FileError),
     #[error(transparent)]
@@ -54,11 +51,6 @@ pub enum MergeError {
 }
 
 type Result<T, E = MergeError> = std::result::Result<T, E>;
-
-/// `doing` as the context of an I/O error.
-fn while_(doing: String) -> impl FnOnce(std::io::Error) -> MergeError {
-    move |error| MergeError::While { doing, error }
-}
 
 /// Combines the runs in `dirs` into one run written to `out` (`run.json`
 /// plus every other file of each run: suites' output and build logs).
@@ -233,7 +225,7 @@ fn write_merged(
     runs: &[(&PathBuf, Run)],
     merged: &Run,
 ) -> Result<()> {
-    std::fs::create_dir_all(out).map_err(while_(format!("creating {}", out.display())))?;
+    std::fs::create_dir_all(out).map_err(doing(format!("creating {}", out.display())))?;
     for (src, dst) in files {
         copy_file(src, dst)?;
     }
@@ -254,7 +246,7 @@ const FILE_LIMIT: u64 = 256 << 20;
 /// a device or a socket in an artifact is refused, naming it, so a merged
 /// output holds only files that were inside its inputs.
 fn plan_copy(from: &Path, to: &Path, top: bool, out: &mut Vec<(PathBuf, PathBuf)>) -> Result<()> {
-    let reading = || while_(format!("reading {}", from.display()));
+    let reading = || doing(format!("reading {}", from.display()));
     let entries = std::fs::read_dir(from).map_err(reading())?;
     let mut entries: Vec<_> = entries.collect::<std::io::Result<_>>().map_err(reading())?;
     entries.sort_by_key(|e| e.file_name());
@@ -267,7 +259,7 @@ fn plan_copy(from: &Path, to: &Path, top: bool, out: &mut Vec<(PathBuf, PathBuf)
         let (src, dst) = (entry.path(), to.join(&name));
         let kind = entry
             .file_type()
-            .map_err(while_(format!("reading {}", src.display())))?;
+            .map_err(doing(format!("reading {}", src.display())))?;
         if kind.is_dir() {
             plan_copy(&src, &dst, false, out)?;
         } else if kind.is_file() {
@@ -291,14 +283,14 @@ fn copy_file(src: &Path, dst: &Path) -> Result<()> {
     use std::io::Read;
     let mut from = crate::file::open_regular(src)?.take(FILE_LIMIT + 1);
     if let Some(dir) = dst.parent() {
-        std::fs::create_dir_all(dir).map_err(while_(format!("creating {}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(doing(format!("creating {}", dir.display())))?;
     }
     let mut to = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(dst)
-        .map_err(while_(format!("creating {}", dst.display())))?;
-    let n = std::io::copy(&mut from, &mut to).map_err(while_(format!(
+        .map_err(doing(format!("creating {}", dst.display())))?;
+    let n = std::io::copy(&mut from, &mut to).map_err(doing(format!(
         "copying {} to {}",
         src.display(),
         dst.display()

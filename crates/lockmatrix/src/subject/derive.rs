@@ -15,6 +15,7 @@ use super::declared::{self, Declared};
 use super::generate;
 use super::resolved::Subject;
 use super::spec::{Source, Spec};
+use crate::error::doing;
 use crate::name::Name;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -28,12 +29,8 @@ pub enum DeriveError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
     /// What was being done when the system refused.
-    #[error("{doing}")]
-    While {
-        doing: String,
-        #[source]
-        error: std::io::Error,
-    },
+    #[error(transparent)]
+    While(#[from] crate::error::Doing),
     #[error(transparent)]
     Lock(#[from] crate::file::FileError),
     #[error(transparent)]
@@ -205,10 +202,7 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
 /// as the suites' is (one codegen unit).
 fn copy_checkout(root: &Path, spec: &Spec, tree: &Path) -> Result<()> {
     if tree.exists() {
-        std::fs::remove_dir_all(tree).map_err(|error| DeriveError::While {
-            doing: format!("removing {}", tree.display()),
-            error,
-        })?;
+        std::fs::remove_dir_all(tree).map_err(doing(format!("removing {}", tree.display())))?;
     }
     copy_files(root, &tracked(root)?, tree, NOT_COPIED)?;
     let mut manifest = std::fs::read_to_string(tree.join("Cargo.toml"))?;
@@ -358,10 +352,7 @@ fn cargo(tree: &Path, spec: &Spec, args: &[&str]) -> Result<Value> {
     // The manifest names the URL without its user-info; git (run by
     // cargo) puts it back for this fetch only, so it is in no file.
     with_credentials(&mut cmd, spec);
-    let out = cmd.output().map_err(|error| DeriveError::While {
-        doing: "running cargo".into(),
-        error,
-    })?;
+    let out = cmd.output().map_err(doing("running cargo".into()))?;
     if !out.status.success() {
         let err = super::spec::redact(&String::from_utf8_lossy(&out.stderr));
         let first: Vec<&str> = err
@@ -463,10 +454,7 @@ fn tracked(root: &Path) -> Result<Vec<PathBuf>> {
         ])
         .current_dir(root)
         .output()
-        .map_err(|error| DeriveError::While {
-            doing: "running git ls-files".into(),
-            error,
-        })?;
+        .map_err(doing("running git ls-files".into()))?;
     if !out.status.success() {
         return Err(DeriveError::NotACheckout {
             root: root.into(),
@@ -501,10 +489,7 @@ fn copy_files(from: &Path, files: &[PathBuf], to: &Path, skip: &[&str]) -> Resul
         if let Some(dir) = dst.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let bytes = std::fs::read(&src).map_err(|error| DeriveError::While {
-            doing: format!("reading {}", src.display()),
-            error,
-        })?;
+        let bytes = std::fs::read(&src).map_err(doing(format!("reading {}", src.display())))?;
         std::fs::write(&dst, &bytes)?;
         all.extend_from_slice(rel.to_string_lossy().as_bytes());
         all.push(0);
