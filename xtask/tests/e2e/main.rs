@@ -30,3 +30,4 @@ mod recount;
 mod ssh;
 mod stored;
 mod validate_gate;
+mod verdicts;

@@ -65,6 +65,10 @@ pub fn evaluate(
             _ => None,
         },
         reference: reference.describe(),
+        unreferenced: match reference {
+            Reference::Nothing { why } => Some(why.clone()),
+            _ => None,
+        },
         paired: matches!(reference, Reference::Base(_)),
         options: *opts,
         failed_checks: Vec::new(),

@@ -164,6 +164,7 @@ fn checks_and_status(t: &TargetResult, s: &SuiteRun, out: &mut Judged) {
             case: c.case.clone(),
             name: c.name.clone(),
             details: c.details.clone(),
+            command: s.command.clone(),
         });
     }
     match &s.status {
