@@ -31,6 +31,7 @@ const LAYERS: &[&[&str]] = &[
     &["plugin", "model", "subject"],
     &["miri"],
     &["results"],
+    &["baseline"],
     &["matrix", "gate"],
     &["report", "ci", "job"],
 ];

@@ -33,7 +33,7 @@
 //! [`evaluate`] is a pure function of the run, the reference and the
 //! options; reading baseline files happens before ([`Reference::stored`]).
 
-use super::baseline::Testbed;
+use crate::baseline::Testbed;
 use super::judge::*;
 use super::miri::MiriGate;
 use super::ordering::ModelGate;

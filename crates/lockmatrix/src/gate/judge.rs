@@ -1,7 +1,7 @@
 //! The judgement: each suite's cells against their reference, each
 //! verdict, and the timing family decided look by look. Pure.
 
-use super::baseline::Testbed;
+use crate::baseline::Testbed;
 use super::ordering::OrderingChange;
 use super::ordering::{self, Footprints};
 use super::reference::*;

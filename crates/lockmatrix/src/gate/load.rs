@@ -4,7 +4,7 @@
 //! run. Every file and git read of the gate is here; [`super::evaluate`]
 //! only judges what this gives it.
 
-use super::baseline;
+use crate::baseline;
 use super::evaluate::{evaluate, GateReport};
 use super::reference::Reference;
 use super::GateOptions;

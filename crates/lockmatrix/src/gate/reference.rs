@@ -2,7 +2,7 @@
 //! beside it, or the committed baselines (and, where another compiler
 //! counted them, a recount of their commit standing in for their counts).
 
-use super::baseline::{self, Baseline, Testbed};
+use crate::baseline::{self, Baseline, Testbed};
 use super::ordering::Footprints;
 use super::report::*;
 use crate::acknowledge::Acknowledgement;

@@ -5,6 +5,7 @@
 
 use super::evaluate::{GateReport, Reference, Verdict};
 use super::*;
+use crate::baseline;
 use crate::config::RunnerKind;
 use crate::host::Host;
 use crate::protocol::{Better, Check, Sample};

@@ -34,7 +34,7 @@ pub enum JobError {
     Toolchain(#[from] crate::toolchain::BadToolchain),
     /// A stored baseline the run would be gated against is corrupt.
     #[error(transparent)]
-    Baseline(#[from] crate::gate::baseline::BaselineError),
+    Baseline(#[from] crate::baseline::BaselineError),
     /// `which` is "selected" with `--suites`, else empty.
     #[error("--crate {label}: none of the {which} suites measures its locks (mutexes: spinlock, rwlocks: rwsem)")]
     NoCrateSuites { label: String, which: &'static str },
