@@ -20,7 +20,6 @@
 static const char USAGE[] =
     "usage: SUITE [--list] [--bench NAME[,NAME..]] [--lock NAME[,NAME..]] [--threads N[,N..]] [--rounds N]\n"
     "             [--iters N] [--duration-ms N] [--profile quick|full] [--oversubscribe] [--seed N]\n"
-    "             [--family]\n"
     "Prints JSON-lines records (env, sample, check) on stdout; diagnostics on stderr.";
 
 static void fail(const char *what, const char *detail)
@@ -61,8 +60,6 @@ void lm_args_parse(struct lm_args *a, int argc, char **argv, const char *const *
             a->list = 1;
         } else if (!strcmp(flag, "--oversubscribe")) {
             a->oversubscribe = 1;
-        } else if (!strcmp(flag, "--family")) {
-            a->family = 1;
         } else if (!strcmp(flag, "--bench")) {
             char *copy = strdup(value), *save = NULL;
             for (char *b = strtok_r(copy, ",", &save); b; b = strtok_r(NULL, ",", &save)) {
@@ -432,7 +429,7 @@ static int is_time(const char *unit)
 }
 
 void lm_sample(const char *suite, const char *bench, const char *case_json,
-               const char *metric, const char *unit, int gating, long round, double value)
+               const char *metric, const char *unit, long round, double value)
 {
     struct lm_line l = {0};
     /* A time the empty-loop subtraction cannot tell from zero, or a value
@@ -448,9 +445,7 @@ void lm_sample(const char *suite, const char *bench, const char *case_json,
     lm_put_str(&l, metric);
     lm_put(&l, ",\"unit\":");
     lm_put_str(&l, unit);
-    lm_put(&l, ",\"better\":\"lower\",\"gating\":");
-    lm_put(&l, gating ? "true" : "false");
-    lm_put(&l, ",\"round\":");
+    lm_put(&l, ",\"better\":\"lower\",\"round\":");
     lm_put_int(&l, round);
     lm_put(&l, ",\"value\":");
     if (valid)
@@ -752,8 +747,8 @@ void lm_report_counted(const char *suite, const char *bench, const char *case_js
 {
     double op_loop = ((double)c->regions[1] - (double)c->regions[0]) / (double)iters;
     double empty_loop = ((double)c->regions[3] - (double)c->regions[2]) / (double)iters;
-    /* Counts gate exactly wherever they exist: never in the timing family. */
-    lm_sample(suite, bench, case_json, "insns_per_op", "insns", 0, 0, op_loop - empty_loop);
+    /* Counts gate exactly wherever they exist. */
+    lm_sample(suite, bench, case_json, "insns_per_op", "insns", 0, op_loop - empty_loop);
     if (c->hist[0].valid && c->hist[1].valid && c->hist[2].valid && c->hist[3].valid) {
         struct lm_line l = {0};
         lm_put(&l, "{\"type\":\"executed\",\"suite\":");

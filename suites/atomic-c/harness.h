@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* suites/harness/src/out.rs's PROTOCOL_VERSION. */
-#define LM_PROTOCOL_VERSION 3
+#define LM_PROTOCOL_VERSION 4
 
 /* ---- command line (suites/harness/src/args.rs) ---- */
 enum lm_profile { LM_QUICK, LM_FULL };
@@ -26,7 +26,6 @@ struct lm_args {
     enum lm_profile profile;
     int oversubscribe;
     uint64_t seed;
-    int family;
 };
 
 /* Parses argv, checking benchmark names against `benches` (NULL-ended);
@@ -63,7 +62,7 @@ void lm_emit(struct lm_line *l); /* prints the line, flushes, frees */
 /* A case is a JSON object's text, e.g. {"op":"cas_sync"}. */
 void lm_env(const char *suite, const struct lm_args *a, const char *variants_json);
 void lm_sample(const char *suite, const char *bench, const char *case_json,
-               const char *metric, const char *unit, int gating, long round, double value);
+               const char *metric, const char *unit, long round, double value);
 void lm_check(const char *suite, const char *bench, const char *case_json,
               const char *name, int ok, const char *details_json);
 void lm_check_eq(const char *suite, const char *bench, const char *case_json,

@@ -34,14 +34,17 @@ pub struct GateArgs {
     /// for a run made with --against, else `baselines`]
     #[arg(long)]
     pub baselines: Option<PathBuf>,
-    /// Slowdown a contended timing-family cell must catch (0.10 = 10%);
-    /// a regression is slower than half of it, with confidence
-    #[arg(long, default_value_t = GateOptions::default().threshold)]
-    pub threshold: f64,
-    /// The same for 1-thread cells
+    /// Slowdown every contended timing cell must catch (0.25 = 25%);
+    /// a regression is slower than half of it, with confidence [default:
+    /// each cell's own, 25%, 50% or 2x, the finest its measured noise
+    /// resolves]
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// The finest slowdown a 1-thread timing cell is asked to catch; a
+    /// noisier one gets the next of 10%, 25%, 50%, 2x its noise resolves
     #[arg(long, default_value_t = GateOptions::default().quiet_threshold)]
     pub quiet_threshold: f64,
-    /// False-alarm rate of a target's timing family, over all looks
+    /// False-alarm rate of a target's timing cells, over all looks
     #[arg(long, default_value_t = GateOptions::default().alpha)]
     pub alpha: f64,
     /// Per cell: how often a slowdown of its threshold may be cleared
@@ -56,7 +59,7 @@ pub struct GateArgs {
     /// Also write a pull-request comment (Markdown, at most 64 KB, details collapsed; `-`: standard output)
     #[arg(long)]
     pub pr_comment: Option<PathBuf>,
-    /// Exit 1 when the verdict is NOT GATED (some count or timing-family
+    /// Exit 1 when the verdict is NOT GATED (some count or timing
     /// cell could not be compared here), not only on a regression
     #[arg(long)]
     pub require_gate: bool,
@@ -331,9 +334,10 @@ pub struct ValidateGateArgs {
     /// A/A evaluations (and injected slowdowns) by resampling
     #[arg(long, default_value_t = 100)]
     pub evaluations: usize,
-    /// The gate's threshold (contended cells) to validate
-    #[arg(long, default_value_t = GateOptions::default().threshold)]
-    pub threshold: f64,
+    /// The gate's threshold of contended cells to validate [default:
+    /// each cell's own, from its measured noise, as the gate chooses it]
+    #[arg(long)]
+    pub threshold: Option<f64>,
     /// The gate's threshold of 1-thread cells to validate
     #[arg(long, default_value_t = GateOptions::default().quiet_threshold)]
     pub quiet_threshold: f64,
@@ -350,7 +354,7 @@ pub struct ValidateGateArgs {
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
     /// Also write each recording's summary here (`<run id>/run.json`,
-    /// `base/run.json`: its timing-family values and failed checks only,
+    /// `base/run.json`: its timing values and failed checks only,
     /// about 300 kB), which
     /// `--from` reads to re-run the validation
     #[arg(long)]

@@ -353,6 +353,7 @@ fn every_number_the_docs_state_is_the_codes() {
         "--against's rounds are AB_ROUNDS"
     );
     let opts = lockmatrix::gate::GateOptions::default();
+    let ladder = lockmatrix::strictness::CONTENDED_LADDER;
     let (least, most) = (family::STORED_BASELINE_LEAST, family::STORED_BASELINE_MOST);
     let summary = lockmatrix::gate::SUMMARY_BYTES;
     assert_eq!(
@@ -378,11 +379,20 @@ fn every_number_the_docs_state_is_the_codes() {
         claim("| `family::STORED_BASELINE_MOST` | {} |", &[&most]),
         claim("between {} and {}, from the recorded spread", &[&least, &most]),
         claim("any count up to {}", &[&most]),
-        claim("| `GateOptions::threshold` | {}% |", &[&percent(opts.threshold)]),
+        claim(
+            "| `strictness::CONTENDED_LADDER` | {}%, {}%, {}% |",
+            &[&percent(ladder[0]), &percent(ladder[1]), &percent(ladder[2])],
+        ),
+        claim("| `strictness::PILOT` | {} |", &[&lockmatrix::strictness::PILOT]),
         claim("| `GateOptions::quiet_threshold` | {}% |", &[&percent(opts.quiet_threshold)]),
         claim(
-            "must catch: {}% for 1-thread cells (`--quiet-threshold`), {}% for contended ones (`--threshold`)",
-            &[&percent(opts.quiet_threshold), &percent(opts.threshold)],
+            "must catch: from {}% for 1-thread cells (`--quiet-threshold`), {}%, {}% or {}% for contended ones",
+            &[
+                &percent(opts.quiet_threshold),
+                &percent(ladder[0]),
+                &percent(ladder[1]),
+                &percent(ladder[2]),
+            ],
         ),
         claim("| `GateOptions::alpha` | {} |", &[&opts.alpha]),
         claim("spends `--alpha` ({})", &[&opts.alpha]),

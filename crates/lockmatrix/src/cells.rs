@@ -3,6 +3,7 @@
 
 use crate::name::Name;
 use crate::protocol::{Better, Kind, Sample};
+use crate::strictness::Contention;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -34,8 +35,8 @@ pub struct RunCell {
     pub case: Map<String, Value>,
     pub unit: Name,
     pub better: Better,
-    /// In its suite's timing family (any round's sample says so).
-    pub gating: bool,
+    /// What its case says about contention, typed once.
+    pub contention: Contention,
     /// One value per round, in round order; `None` where the suite could not
     /// compute a finite value.
     pub samples: Vec<Option<f64>>,
@@ -85,13 +86,12 @@ pub fn collect(samples: &[Sample]) -> Vec<RunCell> {
                 case: s.case.clone(),
                 unit: s.unit.clone(),
                 better: s.better,
-                gating: false,
+                contention: Contention::of(&s.case),
                 samples: Vec::new(),
                 rounds: Vec::new(),
             };
             (cell, Vec::new())
         });
-        entry.0.gating |= s.gating;
         entry.1.push((s.round, s.value));
     }
     cells

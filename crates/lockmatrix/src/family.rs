@@ -1,167 +1,114 @@
-//! How strict the gate is with a target's timing family, and how the
-//! family is decided against the base revision run beside it:
-//! group-sequentially, cell by cell (see `stats::SequentialPlan` for the
-//! boundaries). Below both the run loop and the gate, which share it.
-//! After each pair the run loop asks which cells are still [`pending`] and
-//! runs only those in the next one ([`units`]: per lock), so a cell stops
-//! at the look that decides it and a suite once all its cells are
-//! decided; the gate replays the same looks over what was recorded
-//! ([`decide`]), so both agree on where each cell stopped.
+//! How the timing gate decides its cells, against the base revision run
+//! beside it or against stored baselines: group-sequentially, cell by
+//! cell (see `stats::SequentialPlan` for the boundaries), each at its own
+//! strictness ([`crate::strictness`]: threshold, margin and level from
+//! its kind and its measured noise). Below both the run loop and the gate,
+//! which share it. After each look the run loop asks which cells are
+//! still [`pending`] and runs only those in the next pairs ([`units`]: per
+//! lock), so a cell stops at the look that decides it and a suite once
+//! all its cells are decided; the gate replays the same looks over what
+//! was recorded ([`decide`]), so both agree on where each cell stopped.
 //!
-//! - Thresholds: a 1-thread cell (its case names no `threads`, `readers`
-//!   or `writers`, or one in all) must catch a slowdown of
-//!   `quiet_threshold` (5%), a contended one of `threshold` (10%); a
-//!   regression is slower than half of it with confidence (the margin: a
-//!   layout shift of a percent or two is not a regression), a cleared cell
-//!   slower by less than all of it.
-//! - Levels: the family is a target's (one testbed, one CI job). Its
-//!   false-alarm rate `alpha` is split evenly over the target's suites and
-//!   then over each suite's family cells (Bonferroni: every suite can
-//!   decide its own cells while it runs, without waiting for the others).
-//! - Looks: every [`LOOK_EVERY`] pairs, and at the most pairs a cell gets.
+//! - Which cells: every timing cell on real hardware ([`timed`]:
+//!   `policy::Role::Timed`), 1-thread and contended.
+//! - Looks: every [`LOOK_EVERY`] pairs, and at the most pairs a cell gets;
+//!   the first look's pairs are its pilot, which fixes its threshold.
+//! - A cell too noisy for the coarsest threshold of its ladder stops at
+//!   its pilot: more pairs cannot make it gate (said in the report).
 
 use crate::cells::{self, RunCell};
 use crate::config::RunnerKind;
 use crate::name::Name;
 use crate::policy::{self, Role};
 use crate::protocol::Sample;
-use serde::Serialize;
+use crate::strictness::{self, Budget, Counts, Strictness};
+pub use crate::strictness::{BadGateOption, GateOptions, LOOK_EVERY, STORED_BASELINE_MOST};
 use serde_json::{Map, Value};
 use stats::{Decision, Sequential, SequentialPlan, StatsError};
-
-/// How strict the gate is.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct GateOptions {
-    /// The slowdown a contended timing-family cell must catch (0.10 =
-    /// 10%): it is cleared only when slower by less, and a regression is
-    /// slower than half of it with confidence.
-    pub threshold: f64,
-    /// The same for 1-thread cells, whose noise allows a finer one.
-    pub quiet_threshold: f64,
-    /// False-alarm rate of a target's timing family, over all its looks.
-    pub alpha: f64,
-    /// Per cell: how often a slowdown of the threshold may be cleared.
-    pub clear_alpha: f64,
-    /// `--no-gate`: what a comparison found (regressions, ordering
-    /// changes) is shown and fails nothing. What needs no reference (a
-    /// failed check, a broken target, a violated model, a race) still
-    /// fails: only a flag named for it silences it.
-    pub no_gate: bool,
-    /// `--allow-races`: races under Miri are shown and fail nothing (a
-    /// known race in a crate one cannot fix); the report says so.
-    pub allow_races: bool,
-}
-
-impl Default for GateOptions {
-    fn default() -> Self {
-        GateOptions {
-            threshold: 0.10,
-            quiet_threshold: 0.05,
-            alpha: 0.05,
-            clear_alpha: 0.05,
-            no_gate: false,
-            allow_races: false,
-        }
-    }
-}
-
-impl GateOptions {
-    /// Checks the ranges, as an exit-status-2 error naming the bad option.
-    pub fn check(&self) -> Result<(), BadGateOption> {
-        for (name, t) in [
-            ("threshold", self.threshold),
-            ("quiet threshold", self.quiet_threshold),
-        ] {
-            if !(t.is_finite() && t > 0.0 && t < 10.0) {
-                return Err(BadGateOption::Threshold { name, value: t });
-            }
-        }
-        for (name, a) in [("alpha", self.alpha), ("clear alpha", self.clear_alpha)] {
-            if !(a > 0.0 && a < 0.5) {
-                return Err(BadGateOption::Alpha { name, value: a });
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A gate option out of its range, named as the command line names it.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum BadGateOption {
-    /// A threshold that is not a fraction above 0 (below 10).
-    #[error("gate {name} is {value}: expected a fraction > 0 (0.10 = 10% slower)")]
-    Threshold { name: &'static str, value: f64 },
-    /// A false-alarm rate outside (0, 0.5).
-    #[error("gate {name} is {value}: expected 0 < alpha < 0.5 (e.g. 0.05)")]
-    Alpha { name: &'static str, value: f64 },
-}
-
-/// Pairs between two looks.
-pub const LOOK_EVERY: usize = 10;
 
 /// The most pairs a plan's last look may ask for: a run read from a CI
 /// artifact is untrusted, and each look costs the boundary computation.
 pub const MAX_PAIRS: usize = 10_000;
 
-/// The threads a case runs: its `threads`, or its `readers` and
-/// `writers`; 1 when it names neither (a single-thread op).
-fn threads(case: &Map<String, Value>) -> u64 {
-    let n = |k: &str| case.get(k).and_then(Value::as_u64);
-    n("threads").unwrap_or_else(|| (n("readers").unwrap_or(0) + n("writers").unwrap_or(0)).max(1))
-}
-
-/// The slowdown a family cell must catch (0.10 = 10%).
-pub fn threshold(opts: &GateOptions, case: &Map<String, Value>) -> f64 {
-    if threads(case) <= 1 {
-        opts.quiet_threshold
-    } else {
-        opts.threshold
+/// A suite's timing cells on `runner`, each with its budget, and how many
+/// cells spend each budget.
+pub fn timed(cells: Vec<RunCell>, runner: RunnerKind) -> (Vec<(RunCell, Budget)>, Counts) {
+    let mut counts = Counts::default();
+    let timed: Vec<(RunCell, Budget)> = cells
+        .into_iter()
+        .filter_map(
+            |c| match policy::role(c.kind(), runner, &c.key.metric, c.contention) {
+                Role::Timed(budget) => Some((c, budget)),
+                _ => None,
+            },
+        )
+        .collect();
+    for (_, b) in &timed {
+        counts.add(*b);
     }
+    (timed, counts)
 }
 
-/// The slowdown tolerated: a regression is slower than this.
-pub fn margin(threshold: f64) -> f64 {
-    threshold / 2.0
-}
-
-/// The per-cell level of a family cell: `alpha / suites / cells`.
-pub fn cell_alpha(opts: &GateOptions, suites: usize, family_cells: usize) -> f64 {
-    opts.alpha / (suites.max(1) * family_cells.max(1)) as f64
-}
-
-/// The plan of one suite's family cells.
-pub fn plan(
+/// The strictness of a cell of `budget` compared pair by pair, from its
+/// pairs so far (the pilot's spread), in a suite with `counts` timing
+/// cells of a target of `suites` suites, at most `most` pairs.
+pub fn paired_strictness(
     opts: &GateOptions,
-    max_pairs: usize,
-    suites: usize,
-    family_cells: usize,
-) -> Result<SequentialPlan, StatsError> {
+    (budget, counts, suites): (Budget, Counts, usize),
+    (base, head): (&[f64], &[f64]),
+    (most, affordable): (usize, usize),
+) -> Strictness {
+    let alpha = strictness::level(opts, budget, suites, counts);
+    let most = most.clamp(1, MAX_PAIRS);
+    strictness::paired(
+        opts,
+        budget,
+        alpha,
+        (base, head),
+        (most, affordable.min(MAX_PAIRS)),
+    )
+}
+
+/// The plan of a cell compared pair by pair: a look every
+/// [`LOOK_EVERY`] pairs up to its most, at its level.
+pub fn plan(opts: &GateOptions, s: &Strictness) -> Result<SequentialPlan, StatsError> {
     SequentialPlan::new(
-        SequentialPlan::looks_every(LOOK_EVERY, max_pairs.max(1)),
-        cell_alpha(opts, suites, family_cells),
+        SequentialPlan::looks_every(LOOK_EVERY, s.most.max(1)),
+        s.alpha,
         opts.clear_alpha,
     )
 }
 
-/// One family cell's pairs replayed over the plan's looks. `None` when its
-/// values cannot be compared (missing or non-positive) or the first look
-/// has not come.
+/// One cell's pairs replayed over its plan's looks at its threshold.
+/// `None` when its values cannot be compared (missing or non-positive) or
+/// the first look has not come.
 pub fn decide(
     plan: &SequentialPlan,
-    opts: &GateOptions,
-    case: &Map<String, Value>,
+    s: &Strictness,
     base: &[f64],
     head: &[f64],
 ) -> Option<Sequential> {
     let n = base.len().min(head.len());
-    let t = threshold(opts, case);
-    plan.decide(&base[..n], &head[..n], t, margin(t)).ok()
+    plan.decide(&base[..n], &head[..n], s.threshold, s.margin)
+        .ok()
+}
+
+/// Whether a cell needs no more pairs: decided (a regression, or
+/// cleared), or too noisy for its ladder once its pilot is in.
+fn settled(opts: &GateOptions, s: &Strictness, base: &[f64], head: &[f64]) -> bool {
+    if s.too_noisy() {
+        return base.len().min(head.len()) >= strictness::PILOT;
+    }
+    plan(opts, s)
+        .ok()
+        .and_then(|p| decide(&p, s, base, head))
+        .is_some_and(|d| matches!(d.decision, Decision::Regression | Decision::Cleared))
 }
 
 /// Rounds between two looks against stored baselines.
 pub const STORED_LOOK_EVERY: usize = 5;
 
-/// The most rounds a real-hardware target's family cell gets against
+/// The most rounds a real-hardware target's timing cell gets against
 /// comparable stored baselines (quick, full profile): the last look. A
 /// cell stops at the look that decides it; an unchanged quiet cell at
 /// the first ([`STORED_LOOK_EVERY`] rounds, as many as a run without a
@@ -194,38 +141,54 @@ pub fn stored_looks(planned: Option<usize>, have: usize) -> Vec<usize> {
     }
 }
 
-/// The fewest rounds a stored baseline of a timing family holds: one slow
+/// The fewest rounds a stored baseline of a timing cell holds: one slow
 /// round among fewer moves its median, and fewer values say little of
 /// the spread a later run is judged with.
 pub const STORED_BASELINE_LEAST: usize = 10;
 
-/// The most rounds a stored baseline is asked to hold: a native round of
-/// the three suites takes about 10 s on a 2-vCPU VM, so 60 rounds record
-/// in about 10 minutes, once per testbed. A cell that needs more is too
-/// noisy for stored baselines; `--against` gates it.
-pub const STORED_BASELINE_MOST: usize = 60;
-
-/// The plan of one suite's family cells against stored baselines holding
-/// `base_rounds` values each, at `looks`.
-pub fn stored_plan(
+/// The strictness of a cell compared with its stored baseline of values
+/// `base` at `looks`.
+pub fn stored_strictness(
     opts: &GateOptions,
-    base_rounds: usize,
-    looks: Vec<usize>,
-    suites: usize,
-    family_cells: usize,
-) -> Result<SequentialPlan, StatsError> {
-    SequentialPlan::against_fixed(
-        looks,
-        base_rounds,
-        cell_alpha(opts, suites, family_cells),
-        opts.clear_alpha,
-    )
+    (budget, counts, suites): (Budget, Counts, usize),
+    base: &[f64],
+    looks: &[usize],
+) -> Strictness {
+    let alpha = strictness::level(opts, budget, suites, counts);
+    // What a run planned at the defaults would have: the yardstick of
+    // "too noisy here".
+    let planned = stored_looks(Some(STORED_ROUNDS.0 as usize), 0);
+    strictness::stored(opts, budget, alpha, base, (looks, &planned))
 }
 
-/// The family cells of one suite still undecided against its stored
+/// The plan of a cell against its stored baseline of `base_rounds`
+/// values, at `looks`.
+pub fn stored_plan(
+    opts: &GateOptions,
+    s: &Strictness,
+    base_rounds: usize,
+    looks: Vec<usize>,
+) -> Result<SequentialPlan, StatsError> {
+    SequentialPlan::against_fixed(looks, base_rounds, s.alpha, opts.clear_alpha)
+}
+
+/// One cell's rounds replayed over a stored plan's looks: `None` when its
+/// values cannot be compared or the first look has not come.
+pub fn decide_stored(
+    plan: &SequentialPlan,
+    s: &Strictness,
+    base: &[f64],
+    head: &[f64],
+) -> Option<Sequential> {
+    plan.decide_against_fixed(base, head, s.threshold, s.margin)
+        .ok()
+}
+
+/// The timing cells of one suite still undecided against its stored
 /// baselines after the rounds recorded so far (`head`), by their case: the
 /// run loop runs them, and only them, in the next round. A cell with no
-/// comparable stored values holds nothing up.
+/// comparable stored values, or too noisy to gate against them, holds
+/// nothing up.
 pub fn pending_stored(
     head: &[Sample],
     stored: &[StoredCell],
@@ -234,10 +197,9 @@ pub fn pending_stored(
     max_rounds: usize,
     suites: usize,
 ) -> Vec<Map<String, Value>> {
-    let head = family(cells::collect(head), runner);
-    let n = head.len();
+    let (head, counts) = timed(cells::collect(head), runner);
     head.into_iter()
-        .filter(|h| {
+        .filter(|(h, budget)| {
             let Some(b) = stored.iter().find(|b| b.key == h.key) else {
                 return false;
             };
@@ -245,62 +207,50 @@ pub fn pending_stored(
                 return false;
             };
             let looks = stored_looks(Some(max_rounds), hv.len());
-            let Ok(plan) = stored_plan(opts, b.values.len(), looks, suites, n) else {
+            let s = stored_strictness(opts, (*budget, counts, suites), &b.values, &looks);
+            if s.too_noisy() {
+                return false;
+            }
+            let Ok(plan) = stored_plan(opts, &s, b.values.len(), looks) else {
                 return false;
             };
-            !decide_stored(&plan, opts, &h.case, &b.values, &hv)
-                .is_some_and(|s| matches!(s.decision, Decision::Regression | Decision::Cleared))
+            !decide_stored(&plan, &s, &b.values, &hv)
+                .is_some_and(|d| matches!(d.decision, Decision::Regression | Decision::Cleared))
         })
-        .map(|h| h.case)
+        .map(|(h, _)| h.case)
         .collect()
 }
 
-/// One family cell's rounds replayed over a stored plan's looks: `None`
-/// when its values cannot be compared or the first look has not come.
-pub fn decide_stored(
-    plan: &SequentialPlan,
-    opts: &GateOptions,
-    case: &Map<String, Value>,
-    base: &[f64],
-    head: &[f64],
-) -> Option<Sequential> {
-    let t = threshold(opts, case);
-    plan.decide_against_fixed(base, head, t, margin(t)).ok()
-}
-
 /// The fewest rounds a stored baseline needs so that a later run of at
-/// most `max_rounds` rounds can decide its family cell of values `base`
-/// (lower is better): the last look can reach the regression level, and
-/// an unchanged cell of this spread is cleared there 4 times in 5
-/// ([`SequentialPlan::decidable_against_fixed`]). The spread is the one
-/// recorded, assumed for the rounds not yet recorded; never fewer than
-/// [`STORED_BASELINE_LEAST`]. `None` when no count
-/// up to [`STORED_BASELINE_MOST`] would do: the cell is too noisy for its
-/// threshold against stored baselines.
+/// most `max_rounds` rounds can decide its timing cell of values `base`
+/// (lower is better) at the finest threshold of its ladder that
+/// [`STORED_BASELINE_MOST`] rounds would resolve, the spread recorded
+/// assumed for the rounds not yet recorded; never fewer than
+/// [`STORED_BASELINE_LEAST`]. `None` when no count up to
+/// [`STORED_BASELINE_MOST`] resolves even the coarsest: the cell is too
+/// noisy for stored baselines here.
 pub fn stored_rounds_needed(
     opts: &GateOptions,
-    case: &Map<String, Value>,
+    (budget, counts, suites): (Budget, Counts, usize),
     base: &[f64],
     max_rounds: usize,
-    suites: usize,
-    family_cells: usize,
 ) -> Option<usize> {
     let sd = stats::robust_spread(base)?;
-    let t = threshold(opts, case);
-    let decidable = |n: usize| {
-        let looks = stored_looks(Some(max_rounds), max_rounds);
-        stored_plan(opts, n, looks, suites, family_cells)
+    let alpha = strictness::level(opts, budget, suites, counts);
+    let looks = stored_looks(Some(max_rounds), max_rounds);
+    let decidable = |n: usize, t: f64| {
+        SequentialPlan::against_fixed(looks.clone(), n, alpha, opts.clear_alpha)
             .is_ok_and(|plan| plan.decidable_against_fixed(n, sd, t))
     };
+    let rung = strictness::ladder(opts, budget)
+        .into_iter()
+        .find(|&t| decidable(STORED_BASELINE_MOST, t))?;
     // More rounds never hurt: the fewest that do, by bisection (each
     // answer computes a plan's boundaries).
-    if !decidable(STORED_BASELINE_MOST) {
-        return None;
-    }
     let (mut lo, mut hi) = (STORED_BASELINE_LEAST - 1, STORED_BASELINE_MOST);
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
-        match decidable(mid) {
+        match decidable(mid, rung) {
             true => hi = mid,
             false => lo = mid,
         }
@@ -308,34 +258,26 @@ pub fn stored_rounds_needed(
     Some(hi)
 }
 
-/// The cells of a suite's timing family on `runner`.
-fn family(cells: Vec<RunCell>, runner: RunnerKind) -> Vec<RunCell> {
-    cells
-        .into_iter()
-        .filter(|c| policy::role(c.kind(), runner, c.gating) == Role::Family)
-        .collect()
-}
-
-/// The family cells of one suite that both sides ran and that are not
-/// decided (regression or cleared) on the pairs recorded so far, by their
-/// case: the run loop runs them, and only them, in the next pair. With
-/// `opts` `None` (every round kept, as `validate-gate` records) none is
-/// ever decided. A cell whose values cannot be compared holds nothing
-/// up; an empty answer ends the suite's pairs.
+/// The timing cells of one suite that both sides ran and that are not
+/// settled (decided, or too noisy once their pilot is in) on the pairs
+/// recorded so far, by their case: the run loop runs them, and only them,
+/// in the next pairs. With `opts` `None` (every round kept, as
+/// `validate-gate` records) none is ever settled. A cell whose values
+/// cannot be compared holds nothing up; an empty answer ends the suite's
+/// pairs.
 pub fn pending(
     head: &[Sample],
     base: &[Sample],
     runner: RunnerKind,
     opts: Option<&GateOptions>,
-    max_pairs: usize,
+    (max_pairs, affordable): (usize, usize),
     suites: usize,
 ) -> Vec<Map<String, Value>> {
-    let head = family(cells::collect(head), runner);
-    let base = family(cells::collect(base), runner);
-    let plan = opts.map(|o| plan(o, max_pairs, suites, head.len()));
+    let (head, counts) = timed(cells::collect(head), runner);
+    let (base, _) = timed(cells::collect(base), runner);
     head.into_iter()
-        .filter(|h| {
-            let Some(b) = base.iter().find(|b| b.key == h.key) else {
+        .filter(|(h, budget)| {
+            let Some((b, _)) = base.iter().find(|(b, _)| b.key == h.key) else {
                 return false;
             };
             let (bv, hv, _) = cells::pairs(
@@ -345,23 +287,28 @@ pub fn pending(
             if bv.is_empty() {
                 return false;
             }
-            let (Some(opts), Some(Ok(plan))) = (opts, &plan) else {
+            let Some(opts) = opts else {
                 return true;
             };
-            !decide(plan, opts, &h.case, &bv, &hv)
-                .is_some_and(|s| matches!(s.decision, Decision::Regression | Decision::Cleared))
+            let s = paired_strictness(
+                opts,
+                (*budget, counts, suites),
+                (&bv, &hv),
+                (max_pairs, affordable),
+            );
+            !settled(opts, &s, &bv, &hv)
         })
-        .map(|h| h.case)
+        .map(|(h, _)| h.case)
         .collect()
 }
 
-/// How one family pair runs the `pending` cells. Per lock where every one
+/// How one pair runs the `pending` cells. Per lock where every one
 /// names its `lock` (the harness's `--lock`): each lock's pair is its own
 /// two invocations, back to back, because what moves a cell's time on a
 /// shared VM drifts over a second or so, and a lock measured 0.1 s after
 /// its twin instead of 0.5 s (the whole family between) spreads about a
 /// third less per pair (docs/gate.md, "Pull requests"). Otherwise the
-/// whole family in one invocation per side.
+/// suite whole, in one invocation per side.
 pub fn units(pending: &[Map<String, Value>]) -> Vec<Option<Name>> {
     let locks: Option<std::collections::BTreeSet<Name>> = pending
         .iter()
@@ -383,6 +330,7 @@ mod tests {
     use super::*;
     use crate::name::known;
     use crate::protocol::Better;
+    use crate::strictness::{Budget, Counts};
 
     fn sample(lock: &str, threads: u64, round: u32, value: f64) -> Sample {
         let mut case = Map::new();
@@ -426,7 +374,7 @@ mod tests {
             })
             .collect();
         let pending = |h: &[Sample], b: &[Sample], runner, opts| {
-            let cases = super::pending(h, b, runner, opts, 40, 3);
+            let cases = super::pending(h, b, runner, opts, (40, 80), 3);
             cases.iter().map(|c| c["lock"].clone()).collect::<Vec<_>>()
         };
         assert!(pending(&head, &base, RunnerKind::Native, Some(&opts)).is_empty());
@@ -437,7 +385,7 @@ mod tests {
             &base[..18],
             RunnerKind::Native,
             Some(&opts),
-            40,
+            (40, 80),
             3,
         );
         assert_eq!(early.len(), 2);
@@ -456,7 +404,7 @@ mod tests {
         // neither boundary is crossed at the first look.
         let base = side(10, 1.0, 0.0);
         let head = side(10, 1.035, 0.02);
-        let pending = super::pending(&head, &base, RunnerKind::Native, Some(&opts), 40, 3);
+        let pending = super::pending(&head, &base, RunnerKind::Native, Some(&opts), (40, 80), 3);
         // ticket is decided (cleared) and stops; mcs alone goes on.
         assert_eq!(units(&pending), [Some(known("mcs"))]);
     }
@@ -471,21 +419,81 @@ mod tests {
         assert!(units(&[]).is_empty());
     }
 
+    /// `n` pairs of one contended cell: base around 100, head `slow`
+    /// times it, the pairs' log ratios spreading by about `sd`.
+    fn contended(lock: &str, n: u32, slow: f64, sd: f64) -> (Vec<Sample>, Vec<Sample>) {
+        let wobble = |r: u32| (sd * ((r * 7 % 11) as f64 - 5.0) / 3.0).exp();
+        let base = (0..n).map(|r| sample(lock, 2, r, 100.0)).collect();
+        let head = (0..n)
+            .map(|r| sample(lock, 2, r, 100.0 * slow * wobble(r)))
+            .collect();
+        (base, head)
+    }
+
     #[test]
-    fn thresholds_follow_the_threads() {
+    fn a_contended_cell_gates_at_the_threshold_its_pilot_allows() {
         let opts = GateOptions::default();
-        let case = |t: u64| sample("x", t, 0, 1.0).case;
-        assert_eq!(threshold(&opts, &case(1)), opts.quiet_threshold);
-        assert_eq!(threshold(&opts, &case(2)), opts.threshold);
-        assert_eq!(threshold(&opts, &Map::new()), opts.quiet_threshold);
-        let rw = |r: u64, w: u64| {
-            let mut m = Map::new();
-            m.insert("readers".into(), r.into());
-            m.insert("writers".into(), w.into());
-            m
+        let pending = |h: &[Sample], b: &[Sample]| {
+            super::pending(h, b, RunnerKind::Native, Some(&opts), (80, 80), 3)
         };
-        assert_eq!(threshold(&opts, &rw(0, 2)), opts.threshold);
-        assert_eq!(threshold(&opts, &rw(0, 1)), opts.quiet_threshold);
-        assert!((cell_alpha(&opts, 3, 10) - opts.alpha / 30.0).abs() < 1e-15);
+        // Unchanged, 12% spread: cleared at the first look (its pilot).
+        let (b, h) = contended("ticket", 10, 1.0, 0.1);
+        assert!(pending(&h, &b).is_empty());
+        let cells = cells::collect(&h);
+        let (timed, counts) = timed(cells, RunnerKind::Native);
+        assert_eq!(timed[0].1, Budget::Contended);
+        let (bv, hv) = (
+            vec![100.0; 10],
+            cells::lower_is_better(&timed[0].0.samples, Better::Lower).unwrap(),
+        );
+        let s = paired_strictness(&opts, (Budget::Contended, counts, 3), (&bv, &hv), (80, 80));
+        assert!(s.resolves() && s.threshold >= 0.25, "{}", s.line());
+        // Ten times slower: a regression at the first look whose
+        // boundary the signed-rank test can reach (O'Brien-Fleming's early
+        // boundaries ask for more than 20 pairs can give), pending until.
+        let (b, h) = contended("ticket", 20, 10.0, 0.15);
+        assert_eq!(pending(&h, &b).len(), 1);
+        let (b, h) = contended("ticket", 30, 10.0, 0.15);
+        assert!(pending(&h, &b).is_empty());
+        let (bv, hv): (Vec<f64>, Vec<f64>) = (
+            b.iter().map(|x| x.value.unwrap()).collect(),
+            h.iter().map(|x| x.value.unwrap()).collect(),
+        );
+        let s = paired_strictness(&opts, (Budget::Contended, counts, 3), (&bv, &hv), (80, 80));
+        let d = decide(&plan(&opts, &s).unwrap(), &s, &bv, &hv).unwrap();
+        assert_eq!(d.decision, Decision::Regression);
+        // Far too noisy for 2x: it stops at its pilot, never decided.
+        let (b, h) = contended("tas", 9, 1.0, 3.0);
+        assert_eq!(pending(&h, &b).len(), 1, "the pilot is not in yet");
+        let (b, h) = contended("tas", 10, 1.0, 3.0);
+        assert!(pending(&h, &b).is_empty());
+    }
+
+    #[test]
+    fn stored_baselines_need_the_rounds_their_cells_spread_asks_for() {
+        let opts = GateOptions::default();
+        let counts = Counts {
+            quiet: 4,
+            contended: 40,
+        };
+        let quiet: Vec<f64> = (0..20)
+            .map(|i| 100.0 * (1.0 + 0.005 * ((i % 5) as f64 - 2.0)))
+            .collect();
+        let needed = stored_rounds_needed(&opts, (Budget::Quiet, counts, 3), &quiet, 30).unwrap();
+        assert!(
+            (STORED_BASELINE_LEAST..=STORED_BASELINE_MOST).contains(&needed),
+            "{needed}"
+        );
+        // A noisier contended cell needs more rounds, or cannot be had.
+        let loud: Vec<f64> = (0..20)
+            .map(|i| 100.0 * (1.0 + 0.2 * ((i % 5) as f64 - 2.0)))
+            .collect();
+        let more = stored_rounds_needed(&opts, (Budget::Contended, counts, 3), &loud, 30);
+        assert!(more.is_none_or(|m| m >= needed), "{more:?} vs {needed}");
+        let wild: Vec<f64> = (0..20).map(|i| 100.0 * 4f64.powi(i % 3)).collect();
+        assert_eq!(
+            stored_rounds_needed(&opts, (Budget::Contended, counts, 3), &wild, 30),
+            None
+        );
     }
 }

@@ -62,6 +62,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod select;
+pub mod strictness;
 pub mod subject;
 pub mod toolchain;
 

@@ -46,9 +46,11 @@ pub struct Sample {
     pub metric: Name,
     pub unit: Name,
     pub better: Better,
-    /// The cell is in the suite's timing family (protocol 2; always false
-    /// from protocol 1 suites).
-    #[serde(default)]
+    /// Protocols 2 and 3: the suite's own say whether the cell was in its
+    /// timing family. Read so their output and runs still parse, never
+    /// written, and asked by nothing: every cell's role is
+    /// `policy::role`'s, from what it measures.
+    #[serde(default, skip_serializing)]
     pub gating: bool,
     pub round: u32,
     /// `None` when the suite could not compute a finite value.
@@ -266,8 +268,10 @@ pub struct Parsed {
 /// so `--against` can build a base revision from before version 2; its
 /// non-positive times are read as `null`, as version 2 prints them.
 /// Version 2 is version 3 without the `executed` and `probes` records: a
-/// base revision from before them has no ordering footprint.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// base revision from before them has no ordering footprint. Version 4
+/// drops the samples' `gating` (and the suites' `--family`): what gates is
+/// the tool's to decide; older samples' flag is read and ignored.
+pub const PROTOCOL_VERSION: u32 = 4;
 const OLDEST_PROTOCOL: u32 = 1;
 
 pub fn parse(stdout: &str) -> Parsed {
@@ -370,9 +374,9 @@ mod tests {
         assert_eq!(probes.probes[0].unit, "ticket");
         let old = parse(&format!("{ENV}\n"));
         assert!(old.bad_lines.is_empty() && old.executed.is_empty() && old.probes.is_none());
-        let future = parse(&ENV.replace(r#""protocol":1"#, r#""protocol":4"#));
+        let future = parse(&ENV.replace(r#""protocol":1"#, r#""protocol":5"#));
         assert!(
-            future.bad_lines[0].2.contains("reads 1 to 3"),
+            future.bad_lines[0].2.contains("reads 1 to 4"),
             "{:?}",
             future.bad_lines
         );

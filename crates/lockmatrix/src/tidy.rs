@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["name", "file", "observe", "cache", "escape", "error"],
     &["commit", "config", "protocol", "toolchain"],
+    &["strictness"],
     &[
         "container",
         "select",

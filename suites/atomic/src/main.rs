@@ -54,8 +54,7 @@ fn main() -> std::process::ExitCode {
     if args.wants("single_thread") {
         single::run(&args, &out);
     }
-    // Outside the timing family: contended_add (its counts gate it).
-    if args.wants("contended_add") && !args.family {
+    if args.wants("contended_add") {
         contended::run(&args, &out);
     }
     out.finish()

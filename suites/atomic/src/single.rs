@@ -11,26 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 const BENCH: &str = "single_thread";
 
-/// The timing family: `fence` alone. Outside it:
-/// - the `*_local` ops: they cost one or two nanoseconds, where a round's
-///   timing varies by 10-20% on a shared VM (the empty-loop subtraction
-///   leaves a fraction of a tick);
-/// - `cas_sync`, `add_return_sync` and the irq ops: on a 2-vCPU VM their
-///   pair-to-pair log ratio spreads 12-20% (`validate-gate`, two sets of
-///   10 recordings of 40 pairs, 2026-12-02), and 40 pairs caught a 10%
-///   slowdown of an irq op in 1-3 of 5-9 injections, `cas_sync` and
-///   `add_return_sync` in none; fence spreads 8.6%.
-///
-/// No affordable number of rounds finds a 10% slowdown there; their
-/// instruction counts and ordering footprints, exact under QEMU, gate them.
-fn gates_on_timing(op: &str) -> bool {
-    op == "fence"
-}
-
 fn emit(out: &Out, op: &str, round: usize, per_op: f64) {
     let case = obj([("op", op.into())]);
-    let metric =
-        Metric::new("ticks_per_op", timer::UNIT, Better::Lower).gating(gates_on_timing(op));
+    let metric = Metric::new("ticks_per_op", timer::UNIT, Better::Lower);
     out.sample(BENCH, &case, &metric, round, per_op);
 }
 
@@ -41,9 +24,7 @@ pub fn run(args: &Args, out: &Out) {
     let sys_iters = (iters / 10).max(1);
     let reps = 5;
 
-    // `--family`: only the ops whose timing gates.
-    let wanted = |op: &str| !args.family || gates_on_timing(op);
-    for (name, cas) in ops::cas_variants().into_iter().filter(|(n, _)| wanted(n)) {
+    for (name, cas) in ops::cas_variants() {
         let word = AtomicUsize::new(0);
         let (mut next, mut misses) = (0usize, 0u64);
         let mut op = |_| {
@@ -68,10 +49,7 @@ pub fn run(args: &Args, out: &Out) {
         );
     }
 
-    for (name, add) in ops::add_return_variants()
-        .into_iter()
-        .filter(|(n, _)| wanted(n))
-    {
+    for (name, add) in ops::add_return_variants() {
         let word = AtomicUsize::new(0);
         let (mut calls, mut wrong) = (0usize, 0u64);
         let mut op = |_| {
@@ -104,10 +82,6 @@ pub fn run(args: &Args, out: &Out) {
         ops::fence_seqcst()
     });
 
-    // `--family`: the irq ops are outside the timing family.
-    if !wanted("irq_disable") {
-        return;
-    }
     let sets = SigSets::new();
     let mut blocked_after_disable = true;
     let mut unblocked_after_enable = true;

@@ -44,16 +44,11 @@ pub struct Args {
     pub profile: Profile,
     pub oversubscribe: bool,
     pub seed: u64,
-    /// Only the cells of the suite's timing family (`--family`): the ones
-    /// a paired gate repeats round after round; everything else is
-    /// measured once per side.
-    pub family: bool,
 }
 
 const USAGE: &str = "\
 usage: SUITE [--list] [--bench NAME[,NAME..]] [--lock NAME[,NAME..]] [--threads N[,N..]] [--rounds N]
              [--iters N] [--duration-ms N] [--profile quick|full] [--oversubscribe] [--seed N]
-             [--family]
 Prints JSON-lines records (env, sample, check) on stdout; diagnostics on stderr.";
 
 fn fail(msg: &str) -> ! {
@@ -84,7 +79,6 @@ impl Args {
             profile: Profile::Quick,
             oversubscribe: false,
             seed: 1,
-            family: false,
         };
         let mut it = argv.into_iter();
         while let Some(flag) = it.next() {
@@ -95,7 +89,6 @@ impl Args {
             match flag.as_str() {
                 "--list" => a.list = true,
                 "--oversubscribe" => a.oversubscribe = true,
-                "--family" => a.family = true,
                 "--bench" => a.bench.extend(value().split(',').map(str::to_string)),
                 "--lock" => a.locks.extend(value().split(',').map(str::to_string)),
                 "--threads" => {
@@ -225,8 +218,6 @@ mod tests {
         assert_eq!(a.threads, Some(vec![1, 4]));
         assert_eq!(a.rounds(5, 9), 3);
         assert_eq!(a.iters(10, 20), 20);
-        assert!(!a.family);
-        assert!(parse(&["--family"]).family);
     }
 
     #[test]

@@ -77,8 +77,7 @@ pub fn insns_sample(out: &Out, bench: &str, case: &J, op: impl FnMut(u64)) {
     static NEXT_REGION: AtomicU32 = AtomicU32::new(1);
     let region = NEXT_REGION.fetch_add(1, Ordering::Relaxed);
     if let Some(c) = marker::insns_per_op(region, INSNS_ITERS, op) {
-        // Counts gate exactly wherever they exist; the timing family
-        // is about times.
+        // Counts gate exactly wherever they exist.
         let metric = Metric::new("insns_per_op", "insns", Better::Lower);
         out.sample(bench, case, &metric, 0, c.per_op);
         if let Some(executed) = &c.executed {

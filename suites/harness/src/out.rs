@@ -22,8 +22,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Version 2: samples say whether their cell is in the suite's timing
 /// family (`gating`), and a time is positive or `null`. Version 3: the
-/// `executed` and `probes` records.
-pub const PROTOCOL_VERSION: i64 = 3;
+/// `executed` and `probes` records. Version 4: no `gating`: which cells
+/// gate, and how strictly, is the tool's to decide from what each
+/// measures and its measured noise, not a suite's to declare.
+pub const PROTOCOL_VERSION: i64 = 4;
 
 /// Which direction of a metric is an improvement.
 #[derive(Clone, Copy, Debug)]
@@ -32,36 +34,17 @@ pub enum Better {
     Higher,
 }
 
-/// What a sample measures: its name, unit and better direction, and
-/// whether its cell is in the suite's timing family, the few cells whose
-/// timings the regression gate may fail on (on real hardware). The rest
-/// are shown and never fail, so every suite keeps the family small and
-/// quiet: the gate corrects for each cell it tests, and a noisy cell
-/// cannot reach significance in the rounds CI affords.
+/// What a sample measures: its name, unit and better direction.
 #[derive(Clone, Copy, Debug)]
 pub struct Metric<'a> {
     pub name: &'a str,
     pub unit: &'a str,
     pub better: Better,
-    pub gating: bool,
 }
 
 impl<'a> Metric<'a> {
     pub const fn new(name: &'a str, unit: &'a str, better: Better) -> Metric<'a> {
-        Metric {
-            name,
-            unit,
-            better,
-            gating: false,
-        }
-    }
-
-    /// The same metric, in the timing family when `yes`.
-    pub const fn gating(self, yes: bool) -> Metric<'a> {
-        Metric {
-            gating: yes,
-            ..self
-        }
+        Metric { name, unit, better }
     }
 
     fn is_time(&self) -> bool {
@@ -153,7 +136,6 @@ impl Out {
             ("metric", metric.name.into()),
             ("unit", metric.unit.into()),
             ("better", better.into()),
-            ("gating", metric.gating.into()),
             ("round", round.into()),
             ("value", if valid { value.into() } else { J::Null }),
         ]));

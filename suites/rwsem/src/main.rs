@@ -49,7 +49,7 @@ use harness::{Args, Out};
 use locks::{linux_rwsem, FairRwSpin, LinuxRwsem, RawRwLock};
 #[cfg(not(loom))]
 use locks::{ParkingLotRwLock, SpinRwLock, StdRwLock};
-use rw_mix::{Load, Mix, Round, LOADS, MIXES};
+use rw_mix::{Load, Round, LOADS, MIXES};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -177,11 +177,7 @@ fn rw_mix_bench(args: &Args, out: &Out, locks: &[(&str, Runner)]) {
     let duration = Duration::from_millis(args.duration_ms(QUICK_MS, FULL_MS));
     for &(lock, run_round) in locks {
         for load in LOADS {
-            // `--family`: only the cell whose timing gates.
-            for mix in MIXES
-                .into_iter()
-                .filter(|&m| !args.family || gates_on_timing(lock, m, load))
-            {
+            for mix in MIXES {
                 let (readers, writers) = mix.sides(n);
                 let case = obj([
                     ("lock", lock.into()),
@@ -193,8 +189,7 @@ fn rw_mix_bench(args: &Args, out: &Out, locks: &[(&str, Runner)]) {
                 let results: Vec<Round> = (0..rounds)
                     .map(|round| {
                         let result = run_round(readers, writers, load, duration);
-                        let gating = gates_on_timing(lock, mix, load);
-                        emit_samples(out, &case, round, &result, gating);
+                        emit_samples(out, &case, round, &result);
                         result
                     })
                     .collect();
@@ -206,22 +201,15 @@ fn rw_mix_bench(args: &Args, out: &Out, locks: &[(&str, Runner)]) {
     }
 }
 
-/// The timing family: `linux_rwsem`'s writer cell, all writers with a 1 us
-/// sleep in the critical section. The spinning loads' cells jump with
-/// where the host puts the two vCPUs; the other locks' writer cells spread
-/// 9.3-12% from pair to pair on a 2-vCPU VM (`validate-gate`, 10
-/// recordings of 40 pairs, 2026-12-02), so a 10% slowdown needs 51-85
-/// pairs to be caught 80% of the time, more than a pull request runs:
-/// their counts and ordering footprints gate them. linux_rwsem's spreads
-/// 8.5%: about 33 pairs as the family's one cell.
-fn gates_on_timing(lock: &str, mix: Mix, load: Load) -> bool {
-    lock == "linux_rwsem" && mix == Mix::AllWriters && load == Load::Sleep1us
-}
-
-fn emit_samples(out: &Out, case: &J, round: usize, result: &Round, gating: bool) {
+fn emit_samples(out: &Out, case: &J, round: usize, result: &Round) {
     let sample = |metric: &str, unit: &str, better: Better, value: f64| {
-        let m = Metric::new(metric, unit, better).gating(gating && metric == "writer_ops_avg");
-        out.sample(rw_mix::BENCH, case, &m, round, value);
+        out.sample(
+            rw_mix::BENCH,
+            case,
+            &Metric::new(metric, unit, better),
+            round,
+            value,
+        );
     };
     for (side, ops) in [
         ("reader", &result.reader_ops),

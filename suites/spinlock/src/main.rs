@@ -119,23 +119,20 @@ impl LockVisitor for LockUnlock<'_> {
         let bench = "lock_unlock";
         let rounds = args.rounds(LOCK_UNLOCK_ROUNDS.0, LOCK_UNLOCK_ROUNDS.1);
         let duration = Duration::from_millis(args.duration_ms(LOCK_UNLOCK_MS.0, LOCK_UNLOCK_MS.1));
-        // The family's lock_unlock cell is the uncontended one.
-        let counts = args.thread_counts();
-        let counts = counts.iter().filter(|&&t| !args.family || t == 1);
-        for &threads in counts {
+        for threads in args.thread_counts() {
             let case = case(L::NAME, threads);
             let mut checks = CellChecks::default();
             for round in 0..rounds {
                 let run = workload::lock_unlock::<L>(threads, duration);
                 let (min, avg, max, cv) = run.fairness();
-                // The timing family: the uncontended lock+unlock.
                 let sample = |metric, unit, better, value| {
-                    let m = Metric::new(metric, unit, better).gating(
-                        threads == 1
-                            && metric == "ticks_per_acquire"
-                            && in_timing_family(bench, L::NAME),
-                    );
-                    out.sample(bench, &case, &m, round, value)
+                    out.sample(
+                        bench,
+                        &case,
+                        &Metric::new(metric, unit, better),
+                        round,
+                        value,
+                    )
                 };
                 sample(
                     "ticks_per_acquire",
@@ -187,28 +184,12 @@ impl LockVisitor for Stress<'_> {
         let mut checks = CellChecks::default();
         for round in 0..rounds {
             let run = workload::stress::<L>(threads, loops, scenario);
-            // Outside the timing family ([`in_timing_family`]).
-            let metric = Metric::new("total_ticks", timer::UNIT, Better::Lower)
-                .gating(in_timing_family(self.bench, L::NAME));
+            let metric = Metric::new("total_ticks", timer::UNIT, Better::Lower);
             out.sample(self.bench, &case, &metric, round, run.total_ticks as f64);
             checks.add(round, &run.verdict);
         }
         emit_checks(out, self.bench, &case, &checks);
     }
-}
-
-/// Whether `bench` of `lock` is in the timing family: `lock_unlock` at one
-/// thread, but not `spin_mutex`'s, `tas`'s or `ttas`'s. Measured on a
-/// 2-vCPU VM (`validate-gate`, two sets of 10 recordings of 40 pairs,
-/// 2026-12-02), the pair-to-pair log ratio of those three lock_unlock
-/// cells spreads 10-12% (40 pairs caught a 10% slowdown of tas in 4-6 of
-/// 8 injections, of ttas in 9 of 13) and every `stress_s2` cell's 11-26%
-/// (93-499 pairs needed); the other locks' lock_unlock spreads 4-9%.
-/// Stress S1 (nothing but the lock in the loop) jumps with where the vCPUs
-/// run. Outside the family, counts and ordering footprints gate a cell;
-/// its time is shown.
-fn in_timing_family(bench: &str, lock: &str) -> bool {
-    bench == "lock_unlock" && !matches!(lock, "spin_mutex" | "tas" | "ttas")
 }
 
 #[cfg(loom)]
@@ -237,10 +218,8 @@ fn bench_main() -> ExitCode {
     out.env(&args, variants());
     out.probes(&probes::all());
     let selected = || locks::names().iter().filter(|l| args.wants_lock(l));
-    // `--family`: only the timing family ([`in_timing_family`]).
-    let in_family = |b: &str, lock: &str| !args.family || in_timing_family(b, lock);
     for &bench in BENCHES.iter().filter(|b| args.wants(b)) {
-        for name in selected().filter(|l| in_family(bench, l)) {
+        for name in selected() {
             let (out, args) = (&out, &args);
             let done = match bench {
                 "lock_unlock" => locks::visit(name, LockUnlock { out, args }),

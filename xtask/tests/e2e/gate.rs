@@ -250,7 +250,7 @@ fn against_head_on_an_unchanged_tree_passes() {
                 .map(|s| s["round"].as_u64().unwrap())
                 .collect()
         };
-        // The timing family in every round; the rest once (--family).
+        // The timing cells in every round; the rest once (--family).
         assert_eq!(rounds(true).len(), 4, "{file}");
         assert_eq!(rounds(false).into_iter().collect::<Vec<_>>(), [0], "{file}");
     }

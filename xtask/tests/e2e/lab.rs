@@ -38,7 +38,7 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
 
 /// A real run of x86_64's atomic suite and the baselines recorded from it,
 /// made once for every case that needs one (each works on its own copy).
-/// Sixty rounds: `baseline update` refuses a real-hardware timing family
+/// Sixty rounds: `baseline update` refuses a real-hardware timing cells
 /// too short to be decided against, and never asks for more than that.
 fn fixture() -> &'static (PathBuf, PathBuf) {
     static FIXTURE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();

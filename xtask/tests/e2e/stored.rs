@@ -1,7 +1,7 @@
 //! Stored baselines gate timings on a known testbed at the default
 //! settings, as the README's flow does it: record a native target's
 //! baselines (`baseline update` says how many rounds they need), run the
-//! matrix with no flags, and its timing family is decided look by look
+//! matrix with no flags, and its timing cells is decided look by look
 //! against them; a slowdown committed into a lock fails by name.
 //!
 //! The thresholds are wide (6: a cell fails only when 4 times slower) so
@@ -81,7 +81,7 @@ fn record(repo: &Path, results: &Path) {
     panic!("baseline update refused three recordings");
 }
 
-/// The rounds each timing-family cell of `run`'s x86_64 spinlock ran.
+/// The rounds each timing cell of `run`'s x86_64 spinlock ran.
 fn family_rounds(run: &Value) -> Vec<(String, usize)> {
     let mut out: std::collections::BTreeMap<String, std::collections::BTreeSet<u64>> =
         Default::default();
@@ -139,7 +139,7 @@ fn stored_baselines_gate_a_native_family_at_the_defaults_look_by_look() {
     let family = rounds.len();
     assert!(
         shown.contains(&format!(
-            "{family}/{family} timing-family cells gated ({family} cleared, 0 regressions, 0 inconclusive)"
+            "{family}/{family} timing cells gated ({family} cleared, 0 regressions, 0 inconclusive)"
         )),
         "{shown}"
     );

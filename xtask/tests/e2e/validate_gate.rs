@@ -60,7 +60,7 @@ fn validate_gate_on_a_recorded_a_a_run() {
     }
     let details = &report["details"];
     assert_eq!(details["rounds_per_side"]["head"]["max"], 10, "{report}");
-    // The atomic suite's timing family: fence alone.
+    // The atomic suite's timing cells: fence alone.
     assert_eq!(details["cells_per_evaluation"]["max"], 1, "{report}");
     assert_eq!(details["method"], "resample");
     assert_eq!(details["targets"][0], "x86_64");

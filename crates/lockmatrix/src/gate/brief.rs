@@ -338,10 +338,10 @@ mod tests {
                 .count(),
             40
         );
-        let why = "none of the 9 timing-family cells gated (9 incomparable: machine: baseline `not recorded`, run `5279e2`)";
+        let why = "none of the 9 timing cells gated (9 incomparable: machine: baseline `not recorded`, run `5279e2`)";
         assert_eq!(
             shorten_causes(why),
-            "none of the 9 timing-family cells gated (9 incomparable: testbed differs (machine))"
+            "none of the 9 timing cells gated (9 incomparable: testbed differs (machine))"
         );
     }
 }

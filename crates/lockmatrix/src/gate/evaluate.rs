@@ -12,7 +12,7 @@
 //!   ([`super::ordering`]): a change fails unless a trailer acknowledges
 //!   it, and a count cell whose executed footprint changed is
 //!   `ordering_changed`, never an improvement. A violated model fails.
-//! - A timing cell outside its suite's declared timing family (the sample's
+//! - A timing cell outside its suite's declared timing cells (the sample's
 //!   `gating` flag), and every QEMU timing (emulator time), is `advisory`:
 //!   shown with its ratio, never failing.
 //! - Against stored baselines, a family cell recorded on another testbed
@@ -33,7 +33,6 @@
 //! [`evaluate`] is a pure function of the run, the reference and the
 //! options; reading baseline files happens before ([`Reference::stored`]).
 
-use crate::baseline::Testbed;
 use super::judge::*;
 use super::miri::MiriGate;
 use super::ordering::ModelGate;
@@ -43,6 +42,7 @@ pub use super::report::{
     CellReport, Effect, FailedCheck, GateReport, Item, Look, Recounted, TimingGate, Verdict,
 };
 use super::GateOptions;
+use crate::baseline::Testbed;
 use crate::family;
 use crate::family::BadGateOption;
 use crate::results::Run;
@@ -102,16 +102,19 @@ pub fn evaluate(
         ),
     };
     let mut pending = Vec::new();
-    // The most pairs a family cell gets: as the run was planned, else the
-    // most any of the target's cells has.
+    // The most pairs a timing cell gets, as the run was planned.
     // Bounded: a crafted run must not ask for millions of looks.
-    let planned = run
+    let planned_pairs = run
         .against
         .as_ref()
         .and_then(|a| a.pairs)
         .map(|n| (n as usize).min(family::MAX_PAIRS));
     for t in &run.targets {
         target_status(t, &mut report);
+        let planned = match reference {
+            Reference::Base(_) => planned_pairs,
+            _ => t.stored_rounds.map(|r| (r as usize).min(family::MAX_PAIRS)),
+        };
         for s in &t.suites {
             let testbed = Testbed::of_suite(run, t, &s.suite);
             let Some(found) = reference_of(reference, t, s, &mut report) else {
@@ -123,19 +126,12 @@ pub fn evaluate(
                 testbed: &testbed,
                 acks: reference.acknowledgements(run),
                 opts,
+                planned,
+                affordable: crate::policy::affordable_pairs(
+                    run.profile == crate::results::Profile::Full,
+                ),
             };
             pending.extend(report.absorb(suite(&ctx, found)));
-        }
-        let most = pending
-            .iter()
-            .filter(|p| p.target == t.name)
-            .map(|p| p.base.len().min(p.head.len()))
-            .max()
-            .unwrap_or(0);
-        for p in pending.iter_mut().filter(|p| p.target == t.name) {
-            p.suites = t.suites.len();
-            p.max_pairs = planned.unwrap_or(most);
-            p.planned_rounds = t.stored_rounds.map(|r| (r as usize).min(family::MAX_PAIRS));
         }
     }
     decide(&mut report, &pending, opts);

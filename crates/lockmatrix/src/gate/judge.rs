@@ -1,35 +1,41 @@
 //! The judgement: each suite's cells against their reference, each
-//! verdict, and the timing family decided look by look. Pure.
+//! verdict, and the timing cells decided look by look. Pure.
 
-use crate::baseline::Testbed;
 use super::ordering::OrderingChange;
 use super::ordering::{self, Footprints};
 use super::reference::*;
 use super::report::*;
 use super::GateOptions;
 use crate::acknowledge::Acknowledgement;
+use crate::baseline::Testbed;
 use crate::cells::{self, CellKey, RunCell, Summary};
 use crate::family;
 use crate::name::Name;
 use crate::policy::{self, Role};
 use crate::protocol::case_label;
 use crate::results::{Failure, Status, SuiteRun, TargetResult};
-use stats::{Decision, Sequential, SequentialPlan, StatsError};
+use crate::strictness::{Budget, Counts, Resolution};
+use stats::{Decision, Sequential, StatsError};
 
-/// A family cell waiting for its decision, once its target's suites and
-/// family are known.
+/// A timing cell whose values compare, waiting for its looks: all that
+/// its strictness and decision are computed from.
 pub(super) struct Pending {
+    /// Its place among its suite's cells (the report's, once absorbed).
     pub(super) index: usize,
-    pub(super) target: Name,
+    pub(super) budget: Budget,
+    /// Its suite's timing cells of each budget, and its target's suites.
+    pub(super) counts: Counts,
+    pub(super) suites: usize,
+    /// Its values, lower is better: paired round by round against a base
+    /// revision, else the stored baseline's and the run's.
     pub(super) base: Vec<f64>,
     pub(super) head: Vec<f64>,
-    /// The target's suites, the suite's family cells, the most pairs a cell gets.
-    pub(super) suites: usize,
-    pub(super) family_cells: usize,
-    pub(super) max_pairs: usize,
-    /// Against stored baselines: the rounds the run planned (its last
-    /// look), or `None` (one look at the rounds there are).
-    pub(super) planned_rounds: Option<usize>,
+    /// The most pairs (rounds) the run planned it, its last look; `None`
+    /// for a run planned no looks (`--rounds`, an older run): one look at
+    /// the pairs or rounds there are.
+    pub(super) planned: Option<usize>,
+    /// [`SuiteCtx::affordable`].
+    pub(super) affordable: usize,
 }
 
 /// A target that was not run is a note; one that broke outside its suites
@@ -70,6 +76,13 @@ pub(super) struct SuiteCtx<'a> {
     pub testbed: &'a Testbed,
     pub acks: &'a [Acknowledgement],
     pub opts: &'a GateOptions,
+    /// The pairs the run planned against a base revision (`--against`),
+    /// or the rounds against stored baselines: each timing cell's last look.
+    pub planned: Option<usize>,
+    /// The pairs a run of its profile plans by default: a cell its noise
+    /// keeps from resolving even with those is too noisy, one short only
+    /// of this run's pairs is not gated.
+    pub affordable: usize,
 }
 
 /// What judging one suite run adds to the report: its cells with their
@@ -100,10 +113,7 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
     let run_cells = cells::collect(&s.samples);
     let differs = Differs::of(ctx, &reference);
     let ordering = ordering_of(ctx, &reference, &differs.count, &mut out);
-    let family_cells = run_cells
-        .iter()
-        .filter(|c| policy::role(c.kind(), t.runner, c.gating) == Role::Family)
-        .count();
+    let (_, counts) = crate::family::timed(run_cells.clone(), t.runner);
     for cell in &run_cells {
         let mut r = cell_report(t, s, cell);
         if r.family {
@@ -118,15 +128,25 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
             } else {
                 &differs.timing
             };
-            let p = judge(&mut r, (cell, rc), differs, reference.paired, ctx);
-            if r.family && r.verdict == Verdict::Incomparable && !reference.paired {
-                r.rounds_needed = rounds_to_record(ctx, cell, family_cells);
+            let values = judge(&mut r, (cell, rc), differs, reference.paired, ctx);
+            let budget =
+                match policy::role(cell.kind(), t.runner, &cell.key.metric, cell.contention) {
+                    Role::Timed(b) => Some(b),
+                    _ => None,
+                };
+            if let (Some(b), Verdict::Incomparable, false) = (budget, r.verdict, reference.paired) {
+                r.rounds_needed = rounds_to_record(ctx, cell, (b, counts));
             }
-            if let Some(p) = p {
+            if let (Some(budget), Some((base, head))) = (budget, values) {
                 out.pending.push(Pending {
                     index: out.cells.len(),
-                    family_cells,
-                    ..p
+                    budget,
+                    counts,
+                    suites: t.suites.len(),
+                    base,
+                    head,
+                    planned: ctx.planned,
+                    affordable: ctx.affordable,
                 });
             }
             if cell.kind().exact()
@@ -228,8 +248,11 @@ fn cell_report(t: &TargetResult, s: &SuiteRun, cell: &RunCell) -> CellReport {
         metric: cell.key.metric.clone(),
         unit: cell.unit.clone(),
         better: cell.better,
-        gating: cell.gating,
-        family: policy::role(cell.kind(), t.runner, cell.gating) == Role::Family,
+        family: matches!(
+            policy::role(cell.kind(), t.runner, &cell.key.metric, cell.contention),
+            Role::Timed(_)
+        ),
+        strictness: None,
         verdict: Verdict::NoBaseline,
         head: Summary::of(&cell.samples),
         base: None,
@@ -241,18 +264,20 @@ fn cell_report(t: &TargetResult, s: &SuiteRun, cell: &RunCell) -> CellReport {
     }
 }
 
-/// For a family cell whose stored baseline is another testbed's: the
+/// For a timing cell whose stored baseline is another testbed's: the
 /// rounds a recording here would need for its baseline to gate later
 /// runs, from this run's spread.
-fn rounds_to_record(ctx: &SuiteCtx, cell: &RunCell, family_cells: usize) -> Option<usize> {
+fn rounds_to_record(
+    ctx: &SuiteCtx,
+    cell: &RunCell,
+    (budget, counts): (Budget, Counts),
+) -> Option<usize> {
     cells::lower_is_better(&cell.samples, cell.better).and_then(|v| {
         family::stored_rounds_needed(
             ctx.opts,
-            &cell.case,
+            (budget, counts, ctx.t.suites.len()),
             &v,
             family::STORED_ROUNDS.0 as usize,
-            ctx.t.suites.len(),
-            family_cells,
         )
     })
 }
@@ -343,19 +368,19 @@ pub(super) fn ordering_of(
 }
 
 /// Sets the verdict of a cell that has a reference cell, unless it gates:
-/// then returns its values for the multiplicity correction.
+/// then returns its values, `(base, head)`, for its looks.
 pub(super) fn judge(
     r: &mut CellReport,
     (cell, rc): (&RunCell, &RefCell),
     testbed_differs: &[String],
     paired: bool,
     ctx: &SuiteCtx,
-) -> Option<Pending> {
+) -> Option<(Vec<f64>, Vec<f64>)> {
     let t = ctx.t;
     r.base = Some(Summary::of(&rc.samples));
     let mut differs = testbed_differs.to_vec();
     differs.extend(cell_differences(cell, rc));
-    let role = policy::role(cell.kind(), t.runner, cell.gating);
+    let role = policy::role(cell.kind(), t.runner, &cell.key.metric, cell.contention);
     if role == Role::Exact {
         judge_insns(r, cell, rc, differs, t.insns_tolerance);
         return None;
@@ -363,7 +388,7 @@ pub(super) fn judge(
     let (Some(base), Some(head)) = compared_values(r, (cell, rc), paired) else {
         r.verdict = if !differs.is_empty() {
             Verdict::Incomparable
-        } else if !cell.gating {
+        } else if !matches!(role, Role::Timed(_)) {
             // E.g. a fairness cv of 0 with one thread: nothing to gate on.
             Verdict::Advisory
         } else {
@@ -374,7 +399,7 @@ pub(super) fn judge(
         return None;
     };
     if rc.better == cell.better {
-        match effect(cell, (&base, &head), paired, ctx.opts) {
+        match effect((&base, &head), paired, 0.0, ctx.opts) {
             Ok(e) => r.effect = Some(e),
             Err(e) => differs.push(format!("not comparable: {e}")),
         }
@@ -394,16 +419,7 @@ pub(super) fn judge(
         r.note = Some(why.note().into());
         return None;
     }
-    Some(Pending {
-        index: 0,
-        target: t.name.clone(),
-        base,
-        head,
-        suites: 0,
-        family_cells: 0,
-        max_pairs: 0,
-        planned_rounds: None,
-    })
+    Some((base, head))
 }
 
 /// How a run cell and its reference cell disagree on what they measure:
@@ -453,15 +469,15 @@ fn compared_values(
     (some(b), some(h))
 }
 
-/// The head's effect against the base at the cell's margin: signed-rank
-/// pairs when paired, else the Mann-Whitney comparison.
+/// The head's effect against the base at `margin` (0: slower at all;
+/// a timing cell's own once its strictness is known): signed-rank pairs
+/// when paired, else the Mann-Whitney comparison.
 fn effect(
-    cell: &RunCell,
     (base, head): (&[f64], &[f64]),
     paired: bool,
+    margin: f64,
     opts: &GateOptions,
 ) -> Result<Effect, StatsError> {
-    let margin = crate::family::margin(crate::family::threshold(opts, &cell.case));
     let c = if paired {
         stats::compare_paired(base, head, margin, opts.clear_alpha)
     } else {
@@ -526,9 +542,10 @@ pub(super) fn judge_insns(
     };
 }
 
-/// Every family cell's verdict: its looks replayed against the base
-/// revision (signed-rank pairs), or against stored baselines (the run's
-/// rounds with the Mann-Whitney test, at the looks the run planned).
+/// Every timing cell's verdict: its strictness, then its looks replayed
+/// against the base revision (signed-rank pairs), or against stored
+/// baselines (the run's rounds with the Mann-Whitney test, at the looks
+/// the run planned).
 pub(super) fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
     report.family = pending.len();
     let mut timing = TimingGate {
@@ -557,7 +574,7 @@ pub(super) fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOp
     report.timing = timing;
 }
 
-/// What one family cell adds to the run's [`TimingGate`]: its level, the
+/// What one timing cell adds to the run's [`TimingGate`]: its level, the
 /// pairs or rounds of its last look and the smallest p they can give,
 /// whether that look can reach the level, and, compared with stored
 /// baselines that cannot, its target and the rounds its baseline needs.
@@ -569,22 +586,44 @@ struct CellTiming {
     unreachable: Option<(Name, Option<usize>)>,
 }
 
-/// Decides one family cell: its verdict, the look that decided, the rounds
-/// a decision needs, and why it does not gate when it does not. `None`
-/// when no plan could be made for it.
+/// Decides one timing cell: its strictness, its verdict, the look that
+/// decided, the rounds a decision needs, and why it does not gate when it
+/// does not. `None` when it is too noisy to gate here (its verdict says
+/// so) or no plan could be made for it.
 fn decide_cell(
     c: &Pending,
     r: &mut CellReport,
     paired: bool,
     opts: &GateOptions,
 ) -> Option<CellTiming> {
-    let alpha = family::cell_alpha(opts, c.suites, c.family_cells);
-    let threshold = family::threshold(opts, &r.case);
-    let margin = family::margin(threshold);
     let n = c.base.len().min(c.head.len());
-    r.rounds_needed = rounds_needed(c, paired, threshold, alpha);
-    let (plan, min_p, last) = plan_of(c, paired, opts);
+    let budget = (c.budget, c.counts, c.suites);
+    let (strictness, plan, min_p, last) = if paired {
+        let last = c.planned.unwrap_or(n).clamp(n.max(1), family::MAX_PAIRS);
+        let s = family::paired_strictness(opts, budget, (&c.base, &c.head), (last, c.affordable));
+        let plan = family::plan(opts, &s);
+        (s, plan, stats::min_p_value_paired(last), last)
+    } else {
+        let looks = family::stored_looks(c.planned, c.head.len());
+        let last = *looks.last().expect("looks");
+        let s = family::stored_strictness(opts, budget, &c.base, &looks);
+        let plan = family::stored_plan(opts, &s, c.base.len(), looks);
+        (s, plan, stats::min_p_value(c.base.len(), last), last)
+    };
+    let (threshold, margin, alpha) = (strictness.threshold, strictness.margin, strictness.alpha);
+    r.strictness = Some(strictness.clone());
+    if let Resolution::TooNoisy { needs } = strictness.resolution {
+        r.verdict = Verdict::TooNoisy;
+        r.note = Some(strictness.line());
+        r.rounds_needed = needs;
+        return None;
+    }
     let Ok(plan) = plan else { return None };
+    // The effect at the cell's own margin, now that it is known.
+    if let Ok(e) = effect((&c.base, &c.head), paired, margin, opts) {
+        r.effect = Some(e);
+    }
+    r.rounds_needed = rounds_needed(c, paired, threshold, alpha);
     let reachable = min_p <= plan.last_level();
     let mut timing = CellTiming {
         alpha,
@@ -598,8 +637,8 @@ fn decide_cell(
     };
     let unit = if paired { "pairs" } else { "rounds" };
     let found = match paired {
-        true => family::decide(&plan, opts, &r.case, &c.base, &c.head),
-        false => family::decide_stored(&plan, opts, &r.case, &c.base, &c.head),
+        true => family::decide(&plan, &strictness, &c.base, &c.head),
+        false => family::decide_stored(&plan, &strictness, &c.base, &c.head),
     };
     let had = if paired { n } else { c.head.len() };
     let (verdict, note) = verdict_at(found.as_ref(), had, last, plan.looks[0], unit);
@@ -612,8 +651,15 @@ fn decide_cell(
     } else {
         verdict
     };
-    r.gated = reachable || r.verdict != Verdict::Inconclusive;
-    if !r.gated {
+    r.gated = (reachable && strictness.resolves()) || r.verdict != Verdict::Inconclusive;
+    if let (false, Resolution::Short { needs }) = (r.gated, strictness.resolution) {
+        // Short of the pairs, or the baseline's rounds, its noise asks.
+        r.note = Some(strictness.line());
+        match paired {
+            true => r.rounds_needed = needs.or(r.rounds_needed),
+            false => timing.unreachable = Some((r.target.clone(), needs)),
+        }
+    } else if !r.gated {
         // What would let it gate: more rounds in the stored baseline,
         // or more pairs.
         let level = plan.last_level();
@@ -625,11 +671,9 @@ fn decide_cell(
             // For a later run, which plans the default looks.
             let more = family::stored_rounds_needed(
                 opts,
-                &r.case,
+                budget,
                 &c.base,
                 last.max(family::STORED_ROUNDS.0 as usize),
-                c.suites,
-                c.family_cells,
             );
             timing.unreachable = Some((r.target.clone(), more));
             stored_unreachable(c.base.len(), last, level, min_p, more)
@@ -652,33 +696,13 @@ fn decide_cell(
 fn rounds_needed(c: &Pending, paired: bool, threshold: f64, alpha: f64) -> Option<usize> {
     let n = c.base.len().min(c.head.len());
     // Sized for the distance between the threshold and the margin.
-    let apart = (1.0 + threshold) / (1.0 + family::margin(threshold)) - 1.0;
+    let apart = (1.0 + threshold) / (1.0 + crate::strictness::margin(threshold)) - 1.0;
     let needed = if paired {
         stats::assess_paired_power(&c.base[..n], &c.head[..n], apart, alpha)
     } else {
         stats::assess_power(&c.base, &c.head, apart, alpha)
     };
     needed.ok().and_then(|p| p.rounds_needed)
-}
-
-/// The plan the run was made with: where its looks are, the smallest p
-/// its last look can give (whether it can reach the level at all), and
-/// that look's pairs or rounds.
-fn plan_of(
-    c: &Pending,
-    paired: bool,
-    opts: &GateOptions,
-) -> (Result<SequentialPlan, StatsError>, f64, usize) {
-    if paired {
-        let last = c.max_pairs.max(c.base.len().min(c.head.len()));
-        let plan = family::plan(opts, c.max_pairs, c.suites, c.family_cells);
-        (plan, stats::min_p_value_paired(last), last)
-    } else {
-        let looks = family::stored_looks(c.planned_rounds, c.head.len());
-        let last = *looks.last().expect("looks");
-        let plan = family::stored_plan(opts, c.base.len(), looks, c.suites, c.family_cells);
-        (plan, stats::min_p_value(c.base.len(), last), last)
-    }
 }
 
 /// The verdict the looks reached (`found`: the deciding or last look;

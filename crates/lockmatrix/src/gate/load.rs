@@ -4,10 +4,10 @@
 //! run. Every file and git read of the gate is here; [`super::evaluate`]
 //! only judges what this gives it.
 
-use crate::baseline;
 use super::evaluate::{evaluate, GateReport};
 use super::reference::Reference;
 use super::GateOptions;
+use crate::baseline;
 use crate::commit::{ancestry, Ancestry, CommitId};
 use crate::family::BadGateOption;
 use crate::results::{self, Run};

@@ -6,11 +6,12 @@
 //! value per round. What fails the gate: a failed correctness check, a target
 //! or suite that broke, an unreadable baseline file, an instruction count
 //! above the reference, an unacknowledged ordering change, a violated model,
-//! a race Miri reported, and a timing-family cell on real hardware that ends a `regression`.
+//! a race Miri reported, and a timing cell on real hardware that ends a `regression`.
 //! Each family cell ends `cleared`, `regression` or `inconclusive`
 //! ([`crate::family`]). Everything else is shown and never fails: new cells,
 //! cells whose baseline was recorded on another testbed, QEMU timings
-//! (emulator time), cells outside the timing family, inconclusive cells.
+//! (emulator time), metrics shown rather than gated, cells too noisy to
+//! gate here, inconclusive cells.
 //!
 //! - [`baseline`]: the baseline file format, reading and atomic writing;
 //! - [`evaluate`](mod@evaluate): the verdict of every cell;

@@ -15,7 +15,7 @@ impl GateReport {
     pub fn count_line(&self) -> String {
         let n = |v| self.count(v);
         format!(
-            "gate: {} timing-family cells ({} cleared, {} inconclusive, {} regressions, {} improvements), \
+            "gate: {} timing cells ({} cleared, {} inconclusive, {} regressions, {} improvements), \
              {} instruction counts and {} ordering footprints compared, \
              {} ordering changes ({} acknowledged), {} violated models, {} count regressions, \
              {} advisory, {} incomparable, {} new, {} not comparable, \
@@ -48,10 +48,13 @@ impl GateReport {
 
     /// What the thresholds are, for the reports' explanations.
     fn thresholds(&self) -> String {
+        let contended = match self.options.threshold {
+            Some(t) => pct(t),
+            None => "25%, 50% or 2x by its measured noise".into(),
+        };
         format!(
-            "{} (1-thread cells) or {} (contended)",
+            "from {} (1-thread cells) or {contended} (contended), each cell's shown with it",
             pct(self.options.quiet_threshold),
-            pct(self.options.threshold)
         )
     }
 
@@ -63,19 +66,26 @@ impl GateReport {
         improvements.sort_by(|a, b| ratio(a).total_cmp(&ratio(b)));
         let mut inconclusive: Vec<&CellReport> = self.with(Verdict::Inconclusive).collect();
         inconclusive.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
-        let shown = self.options.threshold;
+        // Advisory cells are listed where they moved by as much as a
+        // contended cell is asked to catch.
+        let shown = self
+            .options
+            .threshold
+            .unwrap_or(crate::strictness::CONTENDED_LADDER[0]);
         let mut advisory: Vec<&CellReport> = self
             .with(Verdict::Advisory)
             .filter(|c| c.clearly_slower(shown) || c.clearly_faster(shown))
             .collect();
         advisory.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
+        let too_noisy: Vec<&CellReport> = self.with(Verdict::TooNoisy).collect();
         vec![
             (
                 format!("Regressions ({})", regressions.len()),
                 format!(
-                    "instruction counts above the reference, and timing-family cells slower than \
+                    "instruction counts above the reference, and timing cells slower than \
                      half their threshold ({}) with confidence, at the look shown \
-                     (alpha {} per target, split over its suites and cells)",
+                     (alpha {} per target, half for 1-thread cells and half for contended ones, \
+                     each split over its suites and cells)",
                     self.thresholds(),
                     self.options.alpha
                 ),
@@ -83,12 +93,12 @@ impl GateReport {
             ),
             (
                 format!("Improvements ({})", improvements.len()),
-                "fewer instructions, or a family cell faster by more than its threshold".into(),
+                "fewer instructions, or a timing cell faster by more than its threshold".into(),
                 improvements,
             ),
             (
                 format!("Inconclusive ({})", inconclusive.len()),
-                "family cells that reached neither boundary by the last look: never fail; \
+                "timing cells that reached neither boundary by the last look: never fail; \
                  the estimate is shown with its interval. If one matters, run again with more \
                  pairs or rounds (`--rounds`, up to the number shown as needed) or look at \
                  its instruction count and ordering footprint, which gate exactly"
@@ -97,13 +107,22 @@ impl GateReport {
             ),
             (
                 format!(
-                    "Advisory cells: QEMU timings and cells outside the timing family ({} of {} outside ±{})",
+                    "Advisory cells: QEMU timings and metrics shown, not gated ({} of {} outside ±{})",
                     advisory.len(),
                     self.count(Verdict::Advisory),
                     pct(shown)
                 ),
-                "emulator time, or not in a suite's timing family: shown, never fails".into(),
+                "emulator time, or a metric with no better direction (a per-thread maximum, a \
+                 ratio near 0): shown, never fails"
+                    .into(),
                 advisory,
+            ),
+            (
+                format!("Too noisy to gate here ({})", too_noisy.len()),
+                "timing cells whose measured spread cannot resolve even 2x in the pairs or rounds \
+                 this run affords: shown with the spread and what would let them gate, never fail"
+                    .into(),
+                too_noisy,
             ),
         ]
     }
@@ -202,7 +221,7 @@ impl GateReport {
         out.push((
             format!("Cleared ({})", self.count(Verdict::Cleared)),
             format!(
-                "timing-family cells slower by less than their threshold ({}), with confidence",
+                "timing cells slower by less than their threshold ({}), with confidence",
                 self.thresholds()
             ),
             cleared

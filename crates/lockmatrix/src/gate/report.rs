@@ -17,18 +17,18 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// An instruction count above the reference, or a timing-family cell
+    /// An instruction count above the reference, or a timing cell
     /// slower than its margin with confidence: fails the gate.
     Regression,
-    /// A timing-family cell slower by less than its threshold, with
+    /// A timing cell slower by less than its threshold, with
     /// confidence.
     Cleared,
-    /// A timing-family cell that reached neither boundary by its last look.
+    /// A timing cell that reached neither boundary by its last look.
     Inconclusive,
-    /// Fewer instructions than the reference, or a timing-family cell
+    /// Fewer instructions than the reference, or a timing cell
     /// faster by more than its threshold.
     Improvement,
-    /// A QEMU timing, or a cell outside the timing family: shown, never failing.
+    /// A QEMU timing, or a metric shown rather than gated: never failing.
     Advisory,
     /// The baseline was recorded on another testbed or in another unit.
     Incomparable,
@@ -41,15 +41,20 @@ pub enum Verdict {
     OrderingChanged,
     /// An instruction count equal to the reference's.
     Unchanged,
+    /// A timing cell whose measured noise cannot resolve even the
+    /// coarsest threshold of its ladder here: shown with its spread and
+    /// what would let it gate, never failing.
+    TooNoisy,
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 10] = [
+    pub const ALL: [Verdict; 11] = [
         Verdict::Regression,
         Verdict::OrderingChanged,
         Verdict::Inconclusive,
         Verdict::Improvement,
         Verdict::Cleared,
+        Verdict::TooNoisy,
         Verdict::Advisory,
         Verdict::Incomparable,
         Verdict::NotComparable,
@@ -70,6 +75,7 @@ impl Verdict {
             Verdict::NoBaseline => "no_baseline",
             Verdict::OrderingChanged => "ordering_changed",
             Verdict::Unchanged => "unchanged",
+            Verdict::TooNoisy => "too_noisy",
         }
     }
 }
@@ -119,11 +125,12 @@ pub struct CellReport {
     pub metric: Name,
     pub unit: Name,
     pub better: Better,
-    /// In its suite's timing family.
-    pub gating: bool,
-    /// A timing-family cell on real hardware: one that can fail the gate
-    /// on its statistics (`policy::Role::Family`).
+    /// A timing cell on real hardware: one that can fail the gate on its
+    /// statistics (`policy::Role::Timed`).
     pub family: bool,
+    /// How strict the gate was with it here: threshold, margin, level and
+    /// the noise they came from (timing cells with values on both sides).
+    pub strictness: Option<crate::strictness::Strictness>,
     pub verdict: Verdict,
     /// The run's values (original units).
     pub head: Summary,
@@ -201,10 +208,10 @@ impl Item {
     }
 }
 
-/// Whether the run's timing family could fail the gate at all.
+/// Whether the run's timing cells could fail the gate at all.
 #[derive(Debug, Clone, Serialize)]
 pub struct TimingGate {
-    /// Family cells compared (the suites' timing family on real hardware,
+    /// Family cells compared (the suites' timing cells on real hardware,
     /// with a comparable reference).
     pub cells: usize,
     /// The strictest per-cell level among them.
@@ -230,7 +237,7 @@ impl TimingGate {
     pub fn line(&self) -> String {
         let unit = if self.paired { "pairs" } else { "rounds" };
         if self.cells == 0 {
-            "timing not gated: no cell of a suite's timing family has a comparable reference here"
+            "timing not gated: no timing cell on real hardware has a comparable reference here"
                 .into()
         } else if self.gated {
             format!(
@@ -312,7 +319,7 @@ pub struct GateReport {
     /// Instruction counts that have a reference cell: all of them should
     /// be compared ([`GateReport::outcome`]).
     pub counts_with_reference: usize,
-    /// Cells of a suite's timing family measured on real hardware, with a
+    /// Cells of a suite's timing cells measured on real hardware, with a
     /// reference or not: the timings that could gate here.
     pub family_present: usize,
     /// Operations and counted cells whose ordering footprint was compared.

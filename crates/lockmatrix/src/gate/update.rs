@@ -83,7 +83,7 @@ pub fn update_counts(
     update(run, baselines, which, commit, Scope::Counts)
 }
 
-/// Whether a suite run's timing family, recorded as a baseline, could
+/// Whether a suite run's timing cells, recorded as a baseline, could
 /// decide a later run's (on real hardware, where timings gate).
 enum Undecidable {
     No,
@@ -96,25 +96,19 @@ enum Undecidable {
 /// [`Undecidable`] for suite run `s` of `t`, at the default thresholds
 /// and the most rounds a later run plans against it.
 fn undecidable(t: &TargetResult, s: &SuiteRun) -> Undecidable {
-    use crate::policy::{role, Role};
     let opts = crate::family::GateOptions::default();
-    let family: Vec<cells::RunCell> = cells::collect(&s.samples)
-        .into_iter()
-        .filter(|c| role(c.kind(), t.runner, c.gating) == Role::Family)
-        .collect();
+    let (timed, counts) = crate::family::timed(cells::collect(&s.samples), t.runner);
     let max = crate::family::STORED_ROUNDS.0 as usize;
     let (mut short, mut noisy) = (Vec::new(), Vec::new());
-    for c in &family {
+    for (c, budget) in &timed {
         let Some(values) = cells::lower_is_better(&c.samples, c.better) else {
             continue;
         };
         let needed = crate::family::stored_rounds_needed(
             &opts,
-            &c.case,
+            (*budget, counts, t.suites.len()),
             &values,
             max,
-            t.suites.len(),
-            family.len(),
         );
         match needed {
             Some(n) if n > values.len() => short.push((n, values.len())),
@@ -129,7 +123,7 @@ fn undecidable(t: &TargetResult, s: &SuiteRun) -> Undecidable {
     let place = format!("{}/{}", t.name, s.suite);
     if let Some(&(n, have)) = short.iter().max() {
         return Undecidable::Rounds(format!(
-            "{place}: its timing family has {have} rounds; a later run can decide it against them only from {n} (the recorded spread, {max} rounds at most): record with `cargo xtask matrix --targets {} --rounds {n}`, or record its counts alone with `baseline update --counts-only`",
+            "{place}: its timing cells have {have} rounds; a later run can decide it against them only from {n} (the recorded spread, {max} rounds at most): record with `cargo xtask matrix --targets {} --rounds {n}`, or record its counts alone with `baseline update --counts-only`",
             t.name
         ));
     }
@@ -233,7 +227,7 @@ struct Selection<'r> {
 }
 
 /// The suite runs of `run` that `which` names, each checked: passed, ok,
-/// and (in [`Scope::All`]) with a timing family a later run can decide.
+/// and (in [`Scope::All`]) with timing cells a later run can decide.
 fn select<'r>(run: &'r Run, which: Which, scope: Scope) -> Selection<'r> {
     let named =
         |list: Option<&[String]>, name: &str| list.is_some_and(|l| l.iter().any(|n| n == name));

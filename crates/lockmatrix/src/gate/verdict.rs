@@ -79,7 +79,7 @@ impl GateReport {
         out
     }
 
-    /// The counts and timing-family cells that had a reference and were
+    /// The counts and timing cells that had a reference and were
     /// not compared.
     fn not_compared(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -99,12 +99,9 @@ impl GateReport {
                 false => cause(&ungated),
             };
             let which = match gated {
-                0 => format!(
-                    "none of the {} timing-family cells gated",
-                    self.family_present
-                ),
+                0 => format!("none of the {} timing cells gated", self.family_present),
                 _ => format!(
-                    "{} of {} timing-family cells not gated",
+                    "{} of {} timing cells not gated",
                     ungated.len(),
                     self.family_present
                 ),
@@ -114,13 +111,19 @@ impl GateReport {
         out
     }
 
-    /// The timing-family cells that had a reference and still did not
+    /// The timing cells that had a reference and still did not
     /// gate: another testbed's, values missing, or rounds that cannot
     /// reach the level.
     fn ungated_family(&self) -> Vec<&CellReport> {
         self.cells
             .iter()
-            .filter(|c| c.family && !c.gated && c.verdict != Verdict::NoBaseline)
+            // A cell too noisy for 2x here was compared: its noise, not
+            // a missing reference, keeps it from gating (said apart).
+            .filter(|c| {
+                c.family
+                    && !c.gated
+                    && !matches!(c.verdict, Verdict::NoBaseline | Verdict::TooNoisy)
+            })
             .collect()
     }
 
@@ -169,7 +172,7 @@ impl GateReport {
     }
 
     /// The most common reason among the incomparable counts, or the
-    /// incomparable timing-family cells, with how many share it.
+    /// incomparable timing cells, with how many share it.
     fn main_cause(&self, counts: bool) -> String {
         let mut causes: BTreeMap<&str, usize> = BTreeMap::new();
         for c in self.with(Verdict::Incomparable).filter(|c| {
@@ -189,12 +192,12 @@ impl GateReport {
     }
 
     /// The last line: the outcome and what it rests on, e.g. `PASS: 330/330
-    /// instruction counts compared exactly, 31/31 timing-family cells gated, 730
+    /// instruction counts compared exactly, 31/31 timing cells gated, 730
     /// footprints exact, 16/16 models passed`; for NOT GATED, what was not
     /// compared and the command that would compare it.
     /// What changed between two versions of a lock crate, cell by cell:
     /// every instruction count that moved (`aarch64 spin.SpinMutex 16 →
-    /// 14 insns/op`) and every timing-family cell with its ratio and
+    /// 14 insns/op`) and every timing cell with its ratio and
     /// verdict (`x86_64 spin.SpinMutex lock_unlock -3% (unchanged)`).
     fn crate_changes(&self) -> Vec<String> {
         const SHOWN: usize = 12;
@@ -275,7 +278,7 @@ impl GateReport {
     }
 
     /// What the verdict rests on where the run was compared: counts,
-    /// timing-family cells, footprints.
+    /// timing cells, footprints.
     fn compared_parts(&self) -> Vec<String> {
         let fewer = self
             .with(Verdict::Improvement)
@@ -291,7 +294,7 @@ impl GateReport {
             }
         )];
         parts.push(if self.family_present == 0 {
-            "no timing family on real hardware here (QEMU timings are advisory)".into()
+            "no timing cell on real hardware here (QEMU timings are advisory)".into()
         } else {
             // Counted as the cells are: a cleared or regressed cell gated.
             let family = |v| self.with(v).filter(|c| c.family && c.gated).count();
@@ -306,7 +309,7 @@ impl GateReport {
                 ),
             };
             format!(
-                "{gated}/{} timing-family cells gated{decided}",
+                "{gated}/{} timing cells gated{decided}",
                 self.family_present
             )
         });

@@ -65,21 +65,15 @@ pub fn stored_max(profile: Profile) -> usize {
 /// process to the next (the host moves the vCPUs), so rounds from one
 /// process understate the noise a later run sees. With `against` the sides
 /// alternate, base first in even rounds, head first in odd ones, so neither
-/// always runs warm; with `family_from` (the binaries know `--family`)
-/// the rounds before it run every cell, the later ones only the suite's
-/// timing family: only those cells are tested round by round, and the
-/// advisory rest (most of a suite's time) is shown from the first rounds;
-/// the run loop narrows a family round to the cells still undecided, one
-/// lock at a time (`family::units`). Pairs against a base take the family
-/// alone from the second pair; rounds against stored baselines from the
-/// first look's. Last, with `counted`, one counting invocation per side.
+/// always runs warm. The run loop narrows a round after the first to the
+/// cells still undecided, one lock at a time (`family::units`). Last, with
+/// `counted`, one counting invocation per side.
 pub fn plan(
     t: &Target,
     profile: Profile,
     rounds_flag: Option<u32>,
     against: bool,
     counted: bool,
-    family_from: Option<u32>,
 ) -> Vec<Step> {
     let sides: &[Side] = if against {
         &[Side::Base, Side::Head]
@@ -115,9 +109,6 @@ pub fn plan(
             let mut args = base_args();
             args.extend(["--rounds", "1", "--seed"].map(String::from));
             args.push((r + 1).to_string());
-            if family_from.is_some_and(|from| r >= from) {
-                args.push("--family".into());
-            }
             steps.extend(order.into_iter().map(|side| Step {
                 side,
                 args: args.clone(),
@@ -228,7 +219,7 @@ mod tests {
     #[test]
     fn native_rounds_are_invocations_and_against_alternates_which_side_goes_first() {
         let t = target(RunnerKind::Native);
-        let alone = plan(&t, Profile::Quick, Some(3), false, false, None);
+        let alone = plan(&t, Profile::Quick, Some(3), false, false);
         assert_eq!(
             shape(&alone),
             [
@@ -243,7 +234,7 @@ mod tests {
             "--seed".into(),
             "2".into()
         ]));
-        let ab = plan(&t, Profile::Quick, Some(2), true, true, Some(1));
+        let ab = plan(&t, Profile::Quick, Some(2), true, true);
         assert_eq!(
             shape(&ab),
             [
@@ -255,25 +246,16 @@ mod tests {
                 (Side::Head, None, true),
             ]
         );
-        // Both sides of a pair run the same arguments: every cell in the
-        // first pair, the timing family alone after it.
+        // Both sides of a pair run the same arguments (the run loop
+        // narrows both to the same lock); no round asks for a family.
         assert_eq!(ab[0].args, ab[1].args);
         assert_eq!(ab[2].args, ab[3].args);
-        assert!(!ab[0].args.contains(&"--family".to_string()));
-        assert!(ab[2].args.ends_with(&["--family".to_string()]));
-        // Alone (no base), every round runs every cell; against stored
-        // baselines the rounds after the first look run the family alone.
-        assert!(alone
+        assert!(ab
             .iter()
+            .chain(&alone)
             .all(|s| !s.args.contains(&"--family".to_string())));
-        let stored = plan(&t, Profile::Quick, Some(7), false, false, Some(5));
-        let family: Vec<bool> = stored
-            .iter()
-            .map(|s| s.args.contains(&"--family".to_string()))
-            .collect();
-        assert_eq!(family, [false, false, false, false, false, true, true]);
         assert_eq!(
-            plan(&t, Profile::Quick, None, true, false, Some(1)).len(),
+            plan(&t, Profile::Quick, None, true, false).len(),
             2 * AB_ROUNDS.0 as usize
         );
     }
@@ -294,7 +276,7 @@ mod tests {
     #[test]
     fn qemu_runs_each_side_once_with_all_its_rounds() {
         let t = target(RunnerKind::Qemu);
-        let ab = plan(&t, Profile::Quick, Some(4), true, false, Some(1));
+        let ab = plan(&t, Profile::Quick, Some(4), true, false);
         assert_eq!(
             shape(&ab),
             [(Side::Base, None, false), (Side::Head, None, false)]
@@ -302,9 +284,9 @@ mod tests {
         assert!(ab[0].args.ends_with(&["--rounds".into(), "4".into()]));
         // Without --rounds: one round of the emulator's times (quick), the
         // suites' own rounds (full).
-        let quick = plan(&t, Profile::Quick, None, false, false, None);
+        let quick = plan(&t, Profile::Quick, None, false, false);
         assert!(quick[0].args.ends_with(&["--rounds".into(), "1".into()]));
-        let full = plan(&t, Profile::Full, None, false, false, None);
+        let full = plan(&t, Profile::Full, None, false, false);
         assert!(!full[0].args.contains(&"--rounds".to_string()));
     }
 
@@ -333,7 +315,7 @@ mod tests {
     #[test]
     fn folding_numbers_rounds_and_keeps_only_counts_from_a_counted_run() {
         let t = target(RunnerKind::Native);
-        let steps = plan(&t, Profile::Quick, Some(2), false, true, None);
+        let steps = plan(&t, Profile::Quick, Some(2), false, true);
         let mut acc = None;
         for (i, step) in steps.iter().enumerate() {
             let text = format!(

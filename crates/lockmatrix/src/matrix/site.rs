@@ -29,11 +29,11 @@ pub struct Site<'a> {
     /// Only the invocations that count instructions.
     pub counts_only: bool,
     /// Stop a suite's pairs once the gate with these options decided its
-    /// family cells (`Options::stop_when_decided`).
+    /// timing cells (`Options::stop_when_decided`).
     pub stop_when_decided: Option<crate::family::GateOptions>,
     /// The suites the target runs: the gate splits its level over them.
     pub suites: usize,
-    /// Its comparable stored baselines, and the most rounds a family cell
+    /// Its comparable stored baselines, and the most rounds a timing cell
     /// gets against them: rounds go on, look by look, while a cell is
     /// undecided (not with `--against`, `--rounds` or counts only).
     pub stored: Option<(&'a crate::family::Stored, usize)>,
@@ -101,21 +101,21 @@ impl Site<'_> {
     /// Runs one suite step by step. Stops at the first crash, hang or
     /// failed exit, which is then reported once.
     pub fn run_suite(&self, suite: &str) -> Result<SuiteRuns, Failure> {
-        let (head_binary, base_binaries) = self.verified_binaries(suite)?;
-        let schedule = self.schedule(suite, head_binary, base_binaries);
+        let (_, base_binaries) = self.verified_binaries(suite)?;
+        let schedule = self.schedule(suite, base_binaries);
         let steps = &schedule.steps;
         let mut copied = Vec::new();
         let (mut head, mut base) = (None, None);
-        // What the next family pair runs (`family::units`): decided after
-        // each pair from what both sides recorded.
+        // What the next pair runs (`family::units`): decided at each look
+        // from what both sides recorded.
         let mut units = vec![None];
         let mut i = 0;
         while i < steps.len() {
-            // A family pair (a round after the first) runs both its steps
-            // once per unit, each unit's two invocations back to back.
+            // A pair (a round after the first) runs both its steps once per
+            // unit, each unit's two invocations back to back.
             let round = steps[i]
                 .round
-                .filter(|&r| (schedule.family || schedule.stored.is_some()) && r > 0);
+                .filter(|&r| (schedule.paired || schedule.stored.is_some()) && r > 0);
             let n = match round {
                 Some(r) => steps[i..].iter().take_while(|s| s.round == Some(r)).count(),
                 None => 1,
@@ -176,52 +176,36 @@ impl Site<'_> {
         Ok((head_binary, base_binaries))
     }
 
-    /// The suite's steps, and whether its family pairs narrow to the
-    /// undecided cells: against the base revision when both binaries know
-    /// the family; against stored baselines (the rounds going on while a
-    /// family cell is undecided, the family alone after the first look)
-    /// when the head's does.
+    /// The suite's steps, and whether its pairs narrow to the undecided
+    /// cells: against the base revision on real hardware; against stored
+    /// baselines (the rounds going on while a timing cell is undecided).
+    /// Narrowing is the harness's `--lock`, which every revision's suites
+    /// take.
     fn schedule<'s>(
         &'s self,
         suite: &str,
-        head_binary: &Binary,
         base_binaries: Option<&BTreeMap<String, Binary>>,
     ) -> Schedule<'s> {
         let counted = self.plugin.is_some() && self.target.counted_under.is_some();
         let against = base_binaries.is_some();
-        let family = against
-            && knows_family(self, &head_binary.path)
-            && base_binaries.is_some_and(|b| knows_family(self, &b[suite].path));
+        let real = self.target.runner != crate::config::RunnerKind::Qemu;
         let stored = self
             .stored
-            .filter(|_| !against && !self.counts_only && self.rounds.is_none())
+            .filter(|_| real && !against && !self.counts_only && self.rounds.is_none())
             .and_then(|(s, max)| Some((s.suites.get(suite)?, max)))
             .filter(|(cells, _)| !cells.is_empty());
-        let stored_family = stored.is_some() && knows_family(self, &head_binary.path);
-        let (rounds, family_from) = match stored {
-            Some((_, max)) => (
-                Some(max as u32),
-                stored_family.then_some(crate::family::STORED_LOOK_EVERY as u32),
-            ),
-            None => (self.rounds, family.then_some(1)),
+        let rounds = match stored {
+            Some((_, max)) => Some(max as u32),
+            None => self.rounds,
         };
         let steps = match self.counts_only {
             true => super::plan::counting(self.target, self.profile, counted),
-            false => plan(
-                self.target,
-                self.profile,
-                rounds,
-                against,
-                counted,
-                family_from,
-            ),
+            false => plan(self.target, self.profile, rounds, against, counted),
         };
         Schedule {
             steps,
-            family,
-            stored: stored
-                .filter(|_| stored_family)
-                .map(|(cells, max)| (cells.as_slice(), max)),
+            paired: against && real,
+            stored: stored.map(|(cells, max)| (cells.as_slice(), max)),
             max_pairs: super::plan::rounds(self.profile, self.rounds, true) as usize,
         }
     }
@@ -236,7 +220,7 @@ impl Site<'_> {
         head: &Option<Folded>,
         base: &Option<Folded>,
     ) -> Option<Vec<Option<Name>>> {
-        let (true, Some(r), Some(h), Some(b)) = (schedule.family, round, head, base) else {
+        let (true, Some(r), Some(h), Some(b)) = (schedule.paired, round, head, base) else {
             return None;
         };
         // Decisions change only at looks: between them the units
@@ -252,7 +236,10 @@ impl Site<'_> {
             &b.parsed.samples,
             self.target.runner,
             self.stop_when_decided.as_ref(),
-            schedule.max_pairs,
+            (
+                schedule.max_pairs,
+                crate::policy::affordable_pairs(self.profile == Profile::Full),
+            ),
             self.suites,
         )))
     }
@@ -290,16 +277,16 @@ impl Site<'_> {
     }
 }
 
-/// How one suite's steps run: the steps planned, and how its family pairs
-/// after the first round narrow to the cells still undecided.
+/// How one suite's steps run: the steps planned, and how its pairs after
+/// the first round narrow to the cells still undecided.
 struct Schedule<'s> {
     steps: Vec<Step>,
-    /// Paired with the base revision, both binaries knowing the family.
-    family: bool,
-    /// Against stored baselines, the head's binary knowing the family: the
-    /// suite's stored cells and the most rounds a family cell gets.
+    /// Paired with the base revision on real hardware.
+    paired: bool,
+    /// Against stored baselines: the suite's stored cells and the most
+    /// rounds a timing cell gets.
     stored: Option<(&'s [crate::family::StoredCell], usize)>,
-    /// The most pairs a family cell gets against the base revision.
+    /// The most pairs a timing cell gets against the base revision.
     max_pairs: usize,
 }
 
@@ -311,22 +298,6 @@ fn finish(head: Option<Folded>, base: Option<Folded>) -> Result<SuiteRuns, Failu
         })?,
         base,
     })
-}
-
-/// Whether the suite binary at `binary` takes `--family` (its timing family
-/// alone), asked of the binary itself: a base revision from before the flag
-/// runs every cell in every round instead. Only where the site runs it
-/// here (natively); elsewhere every round runs every cell.
-fn knows_family(site: &Site, binary: &Path) -> bool {
-    if site.remote.is_some() || site.target.runner == crate::config::RunnerKind::Qemu {
-        return false;
-    }
-    let inv = runner::Invocation {
-        program: binary.display().to_string(),
-        args: vec!["--family".into(), "--list".into()],
-    };
-    runner::execute(&inv, Path::new("/"), Duration::from_secs(30))
-        .is_ok_and(|o| o.exit == Exit::Code(0))
 }
 
 /// Records one side's suite run in its target and in the run directory

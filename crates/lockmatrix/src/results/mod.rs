@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 /// operation's whole code) and the run's `models` (the loom model check).
 /// Version 7 added the run's `subject`: the lock crate it measured
 /// (`--crate`), exactly as built. Version 8 added `against.pairs`: the
-/// most pairs a timing-family cell was planned to get (the gate's last
+/// most pairs a timing cell was planned to get (the gate's last
 /// look; a suite stops earlier once its family is decided). Version 9
 /// added the run's `miri`: the Miri check of the locks loom cannot see.
 /// Version 10 added a target's `stored_rounds`: the rounds its timing
@@ -132,7 +132,7 @@ pub struct Against {
     /// (format 6): the ordering changes they acknowledge pass the gate.
     #[serde(default)]
     pub acknowledged: Vec<crate::acknowledge::Acknowledgement>,
-    /// The most pairs (rounds per side) a timing-family cell was planned
+    /// The most pairs (rounds per side) a timing cell was planned
     /// to get: the gate's last look (before version 8: the most recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<u32>,
@@ -192,7 +192,7 @@ pub struct TargetResult {
     /// How far `insns_per_op` may move before the gate fails (targets.yaml).
     #[serde(default)]
     pub insns_tolerance: f64,
-    /// The most rounds its timing family was planned against comparable
+    /// The most rounds its timing cells was planned against comparable
     /// stored baselines (format 10): the gate's last look. `None`: no
     /// stored baseline compared when it ran (or `--rounds` fixed them).
     #[serde(default, skip_serializing_if = "Option::is_none")]

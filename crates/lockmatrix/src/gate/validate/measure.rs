@@ -18,7 +18,7 @@ pub const GOAL_MIN_EVALUATIONS: usize = 100;
 pub const GOAL_POWER: (f64, f64) = (0.10, 0.8);
 
 /// A recording as the validation reads it, and nothing else: each suite's
-/// timing-family values (as the suites declared them when it was made)
+/// timing values (as the suites declared them when it was made)
 /// and its failed checks, without its other cells, footprints or raw output, so
 /// ten recordings fit in a repository and `--from` re-runs the analysis on
 /// them with the same result.
@@ -26,8 +26,16 @@ pub fn summary(run: &Run) -> Run {
     let mut run = run.clone();
     for t in &mut run.targets {
         t.binaries.clear();
+        let runner = t.runner;
         for s in &mut t.suites {
-            s.samples.retain(|x| x.gating);
+            // The timing cells alone: what the gate decides statistically.
+            s.samples.retain(|x| {
+                let contention = crate::strictness::Contention::of(&x.case);
+                matches!(
+                    crate::policy::role(x.kind(), runner, &x.metric, contention),
+                    crate::policy::Role::Timed(_)
+                )
+            });
             // A passing check changes no verdict; a suite's 1,186 of them
             // with their details were most of a summary's size.
             s.checks.retain(|c| !c.ok);
@@ -136,7 +144,7 @@ pub enum ValidateError {
     #[error("the gate reported problems: {}", .0.join("; "))]
     GateProblems(Vec<String>),
     #[error(
-        "run {run}: no cell of a timing family compares with its base \
+        "run {run}: no timing cell compares with its base \
          (every cell is new, advisory or without positive values): nothing to validate"
     )]
     NoGatingCell { run: String },
@@ -271,7 +279,7 @@ pub struct Validation {
     pub order_effect: Option<OrderEffect>,
 }
 
-/// The measured order effect of the timing-family pairs.
+/// The measured order effect of the timing pairs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OrderEffect {
     pub recordings: usize,

@@ -2,7 +2,7 @@
 //! this machine.
 //!
 //! Pull requests gate timing with `--against`: base and head alternate
-//! round by round on one machine and each timing-family cell gets the
+//! round by round on one machine and each timing cell gets the
 //! paired signed-rank test, Holm across the family. This module measures
 //! that rule on A/A recordings, `matrix --against HEAD` runs (both sides
 //! the same code, so every regression is a false alarm), with the real
@@ -256,7 +256,7 @@ mod tests {
     }
 
     #[test]
-    fn validate_a_summary_keeps_the_family_and_the_failed_checks_only() {
+    fn validate_a_summary_keeps_the_timing_cells_and_the_failed_checks_only() {
         let mut rng = Rng::new(21);
         let check = |ok: bool| crate::protocol::Check {
             suite: "spinlock".into(),
@@ -267,8 +267,13 @@ mod tests {
             details: json!({"violations": u32::from(!ok)}),
         };
         let mut cells = noisy_cells(&mut rng, 2, 5, 0.01, |_| 1.0);
-        let mut outside = cell("stress", json!({"lock": "tas"}), vec![100.0; 5]);
-        outside.gating = false;
+        // A per-thread maximum: shown, never gated.
+        let mut outside = cell(
+            "stress",
+            json!({"lock": "tas", "threads": 2}),
+            vec![100.0; 5],
+        );
+        outside.metric = "acquisitions_max";
         cells.push(outside);
         let mut r = one_suite("x86_64", "native", "spinlock", &cells);
         r.targets[0].suites[0].checks = vec![check(true), check(false), check(true)];
@@ -276,7 +281,7 @@ mod tests {
         let s = &kept.targets[0].suites[0];
         assert_eq!(s.checks, vec![check(false)]);
         assert_eq!(s.samples.len(), 2 * 5);
-        assert!(s.samples.iter().all(|x| x.gating));
+        assert!(s.samples.iter().all(|x| x.metric == "ticks_per_op"));
         // What the gate says of it is what it says of the recording.
         let verdicts = |run: &Run| {
             let report = evaluate(run, &Reference::Base(&r), &GateOptions::default()).unwrap();
@@ -287,12 +292,16 @@ mod tests {
     }
 
     #[test]
-    fn validate_a_cell_outside_the_family_is_never_injected() {
+    fn validate_a_cell_shown_not_gated_is_never_injected() {
         let mut rng = Rng::new(14);
         let mut side = || {
             let mut cells = noisy_cells(&mut rng, 2, 12, 0.01, |_| 1.0);
-            let mut outside = cell("stress", json!({"lock": "tas"}), vec![100.0; 12]);
-            outside.gating = false;
+            let mut outside = cell(
+                "stress",
+                json!({"lock": "tas", "threads": 2}),
+                vec![100.0; 12],
+            );
+            outside.metric = "acquisitions_max";
             cells.push(outside);
             one_suite("x86_64", "native", "spinlock", &cells)
         };

@@ -175,7 +175,7 @@ impl Validation {
             GOAL_POWER.0 * 100.0,
             if self.goal_met() { "met" } else { "NOT met" },
         ));
-        let margin = crate::family::margin(self.options.gate.quiet_threshold);
+        let margin = crate::strictness::margin(self.options.gate.quiet_threshold);
         if let Some(d) = self.power.iter().find(|d| d.slowdown <= margin + 1e-12) {
             out.push_str(&format!(
                 "  a regression is slower than half the cell's threshold (at least {:.1}%): a {:.0}% \

@@ -1,4 +1,4 @@
-//! The gate, drawn: a forest plot of the timing family's head/base cost
+//! The gate, drawn: a forest plot of the timing cells's head/base cost
 //! ratios with their intervals, coloured by verdict; every instruction
 //! count across the targets with the changed ones highlighted; the
 //! advisory lists the terminal report prints. A run that was compared with
@@ -135,11 +135,11 @@ fn forest(g: &GateReport) -> String {
     let family: Vec<&CellReport> = g
         .cells
         .iter()
-        .filter(|c| c.gating && c.effect.is_some() && c.verdict != Verdict::Advisory)
+        .filter(|c| c.family && c.effect.is_some() && c.verdict != Verdict::TooNoisy)
         .collect();
     if family.is_empty() {
         return format!(
-            "<p class=\"plain\">No cell of a suite's timing family was compared here ({}): only \
+            "<p class=\"plain\">No timing cell was compared here ({}): only \
              instruction counts and checks gated this run.</p>",
             esc(&g.timing.line())
         );
@@ -156,10 +156,10 @@ fn forest(g: &GateReport) -> String {
             let cells: Vec<&CellReport> =
                 family.iter().copied().filter(|c| c.target == target).collect();
             format!(
-                "<figure class=\"panel\"><figcaption>{} <span class=\"native\">{} family cells</span></figcaption>{}</figure>",
+                "<figure class=\"panel\"><figcaption>{} <span class=\"native\">{} timing cells</span></figcaption>{}</figure>",
                 esc(target),
                 cells.len(),
-                forest_panel(target, &cells, g.options.threshold)
+                forest_panel(target, &cells, contended_threshold(g))
             )
         })
         .collect();
@@ -226,7 +226,10 @@ fn forest_panel(target: &str, cells: &[&CellReport], delta: f64) -> String {
                 l.look, l.looks, l.pairs, l.unit
             )),
             c.verdict.name()
-        );
+        ) + &c
+            .strictness
+            .as_ref()
+            .map_or(String::new(), |st| format!("; {}", st.line()));
         s.text(left - 6.0, yc + 3.5, "end", "label", label);
         s.line((at(e.lo), yc), (at(e.hi), yc), colour, 2.0, &title);
         s.circle(at(e.ratio), yc, 3.5, colour, &title);
@@ -251,11 +254,19 @@ fn forest_legend(g: &GateReport) -> String {
         ));
     }
     legend.push_str(&format!(
-        "<li>dashed: 1 + threshold = {} and 1 / (1 + threshold) (contended cells; 1-thread cells: {})</li></ul>",
-        1.0 + g.options.threshold,
-        1.0 + g.options.quiet_threshold
+        "<li>dashed: 1 + {} and its inverse, the finest threshold of a contended cell (1-thread cells from {}; each cell's own, and the noise it came from, in its row's title)</li></ul>",
+        crate::strictness::pct(contended_threshold(g)),
+        crate::strictness::pct(g.options.quiet_threshold)
     ));
     legend
+}
+
+/// The contended cells' threshold: fixed by `--threshold`, else the
+/// finest of their ladder.
+fn contended_threshold(g: &GateReport) -> f64 {
+    g.options
+        .threshold
+        .unwrap_or(crate::strictness::CONTENDED_LADDER[0])
 }
 
 fn bound(v: f64) -> String {
