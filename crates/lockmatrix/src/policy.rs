@@ -73,6 +73,10 @@ pub enum Shown {
     /// A per-thread minimum or average of one thread: its time measures
     /// the same.
     OneThread,
+    /// The canary (`canary_*`): the machine's state, not a lock's cost;
+    /// compared with the stored baseline's to tell a busier testbed from
+    /// a slower lock.
+    Canary,
 }
 
 impl Advisory {
@@ -87,6 +91,9 @@ impl Advisory {
             }
             Advisory::Shown(Shown::OneThread) => {
                 "per-thread operations of one thread: shown (its time gates it)"
+            }
+            Advisory::Shown(Shown::Canary) => {
+                "the canary: the machine's state, beside the cells (a busier testbed, not a slower lock)"
             }
         }
     }
@@ -109,7 +116,9 @@ pub fn role(kind: Kind, runner: RunnerKind, metric: &str, contention: Contention
 /// Why `metric` is shown rather than gated, if it is.
 fn shown(metric: &str, contention: Contention) -> Option<Shown> {
     let per_thread = metric.starts_with("acquisitions_") || metric.contains("_ops_");
-    if metric.ends_with("_max") {
+    if metric.starts_with("canary_") {
+        Some(Shown::Canary)
+    } else if metric.ends_with("_max") {
         Some(Shown::Maximum)
     } else if metric == "fairness_cv" {
         Some(Shown::Ratio)
@@ -177,6 +186,7 @@ mod tests {
             ("reader_ops_max", two, Shown::Maximum),
             ("fairness_cv", two, Shown::Ratio),
             ("acquisitions_min", one, Shown::OneThread),
+            ("canary_ticks_per_op", two, Shown::Canary),
         ] {
             assert_eq!(
                 role(Kind::Quantity, Native, metric, c),

@@ -44,11 +44,15 @@ pub struct Args {
     pub profile: Profile,
     pub oversubscribe: bool,
     pub seed: u64,
+    /// Measure the canary after the env record (`--canary`): the
+    /// machine's state, beside the cells ([`crate::canary`]).
+    pub canary: bool,
 }
 
 const USAGE: &str = "\
 usage: SUITE [--list] [--bench NAME[,NAME..]] [--lock NAME[,NAME..]] [--threads N[,N..]] [--rounds N]
              [--iters N] [--duration-ms N] [--profile quick|full] [--oversubscribe] [--seed N]
+             [--canary]
 Prints JSON-lines records (env, sample, check) on stdout; diagnostics on stderr.";
 
 fn fail(msg: &str) -> ! {
@@ -79,6 +83,7 @@ impl Args {
             profile: Profile::Quick,
             oversubscribe: false,
             seed: 1,
+            canary: false,
         };
         let mut it = argv.into_iter();
         while let Some(flag) = it.next() {
@@ -89,6 +94,7 @@ impl Args {
             match flag.as_str() {
                 "--list" => a.list = true,
                 "--oversubscribe" => a.oversubscribe = true,
+                "--canary" => a.canary = true,
                 "--bench" => a.bench.extend(value().split(',').map(str::to_string)),
                 "--lock" => a.locks.extend(value().split(',').map(str::to_string)),
                 "--threads" => {

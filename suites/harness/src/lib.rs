@@ -11,6 +11,7 @@
 //! it runs a suite's Miri clients instead ([`miri`]).
 
 pub mod args;
+pub mod canary;
 pub mod json;
 pub mod marker;
 pub mod measure;

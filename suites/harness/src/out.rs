@@ -116,6 +116,11 @@ impl Out {
         ]);
         record.set("variants", variants);
         self.emit(record);
+        // The machine's state, measured before the suite's own cells
+        // (`--canary`): the tool assigns the invocation's round.
+        if args.canary {
+            crate::canary::emit(self, 0);
+        }
     }
 
     /// One round's value of `metric` for the cell `(bench, case)`. A value

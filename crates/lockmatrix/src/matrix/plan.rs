@@ -66,13 +66,16 @@ pub fn stored_max(profile: Profile) -> usize {
 /// process understate the noise a later run sees. With `against` the sides
 /// alternate, base first in even rounds, head first in odd ones, so neither
 /// always runs warm. The run loop narrows a round after the first to the
-/// cells still undecided, one lock at a time (`family::units`). Last, with
+/// cells still undecided, one lock at a time (`family::units`). With
+/// `canary` (real hardware, no base beside it: a suite that knows the
+/// flag) each round measures the machine's state too (`--canary`), which
+/// stored baselines record and a later run is compared on. Last, with
 /// `counted`, one counting invocation per side.
 pub fn plan(
     t: &Target,
     profile: Profile,
     rounds_flag: Option<u32>,
-    against: bool,
+    (against, canary): (bool, bool),
     counted: bool,
 ) -> Vec<Step> {
     let sides: &[Side] = if against {
@@ -109,6 +112,9 @@ pub fn plan(
             let mut args = base_args();
             args.extend(["--rounds", "1", "--seed"].map(String::from));
             args.push((r + 1).to_string());
+            if canary && !against {
+                args.push("--canary".into());
+            }
             steps.extend(order.into_iter().map(|side| Step {
                 side,
                 args: args.clone(),
@@ -219,7 +225,7 @@ mod tests {
     #[test]
     fn native_rounds_are_invocations_and_against_alternates_which_side_goes_first() {
         let t = target(RunnerKind::Native);
-        let alone = plan(&t, Profile::Quick, Some(3), false, false);
+        let alone = plan(&t, Profile::Quick, Some(3), (false, false), false);
         assert_eq!(
             shape(&alone),
             [
@@ -234,7 +240,7 @@ mod tests {
             "--seed".into(),
             "2".into()
         ]));
-        let ab = plan(&t, Profile::Quick, Some(2), true, true);
+        let ab = plan(&t, Profile::Quick, Some(2), (true, false), true);
         assert_eq!(
             shape(&ab),
             [
@@ -255,7 +261,7 @@ mod tests {
             .chain(&alone)
             .all(|s| !s.args.contains(&"--family".to_string())));
         assert_eq!(
-            plan(&t, Profile::Quick, None, true, false).len(),
+            plan(&t, Profile::Quick, None, (true, false), false).len(),
             2 * AB_ROUNDS.0 as usize
         );
     }
@@ -276,7 +282,7 @@ mod tests {
     #[test]
     fn qemu_runs_each_side_once_with_all_its_rounds() {
         let t = target(RunnerKind::Qemu);
-        let ab = plan(&t, Profile::Quick, Some(4), true, false);
+        let ab = plan(&t, Profile::Quick, Some(4), (true, false), false);
         assert_eq!(
             shape(&ab),
             [(Side::Base, None, false), (Side::Head, None, false)]
@@ -284,9 +290,9 @@ mod tests {
         assert!(ab[0].args.ends_with(&["--rounds".into(), "4".into()]));
         // Without --rounds: one round of the emulator's times (quick), the
         // suites' own rounds (full).
-        let quick = plan(&t, Profile::Quick, None, false, false);
+        let quick = plan(&t, Profile::Quick, None, (false, false), false);
         assert!(quick[0].args.ends_with(&["--rounds".into(), "1".into()]));
-        let full = plan(&t, Profile::Full, None, false, false);
+        let full = plan(&t, Profile::Full, None, (false, false), false);
         assert!(!full[0].args.contains(&"--rounds".to_string()));
     }
 
@@ -315,7 +321,7 @@ mod tests {
     #[test]
     fn folding_numbers_rounds_and_keeps_only_counts_from_a_counted_run() {
         let t = target(RunnerKind::Native);
-        let steps = plan(&t, Profile::Quick, Some(2), false, true);
+        let steps = plan(&t, Profile::Quick, Some(2), (false, false), true);
         let mut acc = None;
         for (i, step) in steps.iter().enumerate() {
             let text = format!(

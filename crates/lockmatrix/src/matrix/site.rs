@@ -200,7 +200,16 @@ impl Site<'_> {
         };
         let steps = match self.counts_only {
             true => super::plan::counting(self.target, self.profile, counted),
-            false => plan(self.target, self.profile, rounds, against, counted),
+            false => plan(
+                self.target,
+                self.profile,
+                rounds,
+                (
+                    against,
+                    crate::select::lang(suite) == Some(crate::select::Lang::Rust),
+                ),
+                counted,
+            ),
         };
         Schedule {
             steps,

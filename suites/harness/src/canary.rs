@@ -1,0 +1,87 @@
+//! The canary: a fixed workload whose time says how busy the machine is,
+//! not how fast a lock is. Run with every round on real hardware when the
+//! tool asks (`--canary`), and recorded with stored baselines, so that a
+//! later run against them can tell a busier testbed from a slower lock: a
+//! stored comparison is unpaired, and whatever moved the machine between
+//! recording and checking moves every cell, contended ones most.
+//!
+//! Two cells, each about 10 ms: one thread's dependent integer chain (a
+//! neighbour taking the core, or a lower clock, stretches it), and two
+//! threads adding to one shared line (what a lock's contended cells feel
+//! most: a vCPU descheduled mid-bounce, another tenant's traffic). Their
+//! code never changes with a lock's, so their move is the machine's.
+
+use crate::json::obj;
+use crate::out::{Better, Metric, Out};
+use crate::{threads, timer};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The bench of the canary's samples.
+pub const BENCH: &str = "canary";
+
+/// Its metric: what the tool shows and compares, never gates.
+pub const METRIC: &str = "canary_ticks_per_op";
+
+const CHAIN: u64 = 2_000_000;
+const SHARED: u64 = 100_000;
+
+/// Emits the canary's two samples as round `round`.
+pub fn emit(out: &Out, round: usize) {
+    let metric = Metric::new(METRIC, timer::UNIT, Better::Lower);
+    out.sample(
+        BENCH,
+        &obj([("threads", 1.into())]),
+        &metric,
+        round,
+        chain(),
+    );
+    if threads::cpus() >= 2 {
+        out.sample(
+            BENCH,
+            &obj([("threads", 2.into())]),
+            &metric,
+            round,
+            shared(),
+        );
+    }
+}
+
+/// Ticks per step of a dependent xorshift chain.
+fn chain() -> f64 {
+    let start = timer::now();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..CHAIN {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    std::hint::black_box(x);
+    (timer::now() - start) as f64 / CHAIN as f64
+}
+
+/// Ticks per `fetch_add` of two threads on one line.
+fn shared() -> f64 {
+    let line = AtomicU64::new(0);
+    let ticks = threads::run(2, |_| {
+        let start = timer::now();
+        for _ in 0..SHARED {
+            line.fetch_add(1, Ordering::Relaxed);
+        }
+        timer::now() - start
+    });
+    assert_eq!(
+        line.load(Ordering::Relaxed),
+        2 * SHARED,
+        "the canary lost an add"
+    );
+    ticks.iter().sum::<u64>() as f64 / (2 * SHARED) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn both_cells_take_a_positive_time() {
+        assert!(super::chain() > 0.0);
+        assert!(super::shared() > 0.0);
+    }
+}
