@@ -123,6 +123,9 @@ impl Job {
                 s.head.lock_api,
                 s.head.source
             )));
+            for note in &s.notes {
+                observer.event(Event::Note(note));
+            }
         }
         if let (Some(base), None) = (&prepared.base, &prepared.subject) {
             if crate::host::dirty(&self.request.root) {

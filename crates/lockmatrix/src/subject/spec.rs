@@ -49,6 +49,13 @@ impl fmt::Debug for Credentials {
 /// `s` with the user-info of every URL in it removed
 /// (`https://user:token@host/x` is `https://host/x`): for anything stored,
 /// printed or rendered that may hold a URL from the command line.
+///
+/// The user-info ends at the last `@` of the URL after which a host
+/// follows (host characters up to `/`, `?`, `#` or the URL's end), not at
+/// the first `/`: a password with an unescaped `/`, `#` or `?`
+/// (`https://u:a/b#c@host/x`) goes whole. A URL ends at white space or a
+/// quote. An `@` in a path (`https://host/@scope/x`) is taken for the end
+/// of user-info too: the message loses a piece of path, never a secret.
 pub fn redact(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -56,17 +63,28 @@ pub fn redact(s: &str) -> String {
         let (head, tail) = rest.split_at(at + 3);
         out.push_str(head);
         let end = tail
-            .find(|c: char| "/?#".contains(c) || c.is_whitespace() || "\"'`<>".contains(c))
+            .find(|c: char| c.is_whitespace() || "\"'`<>".contains(c))
             .unwrap_or(tail.len());
-        let authority = &tail[..end];
-        match authority.rfind('@') {
-            Some(i) => out.push_str(&authority[i + 1..]),
-            None => out.push_str(authority),
-        }
+        let url = &tail[..end];
+        out.push_str(without_user_info(url));
         rest = &tail[end..];
     }
     out.push_str(rest);
     out
+}
+
+/// `url` (what follows `scheme://`) from its host on: after the last `@`
+/// that a host follows, else whole.
+fn without_user_info(url: &str) -> &str {
+    let host_char = |c: char| c.is_ascii_alphanumeric() || "-._~%:[]!$&()*+,;=".contains(c);
+    for (i, _) in url.rmatch_indices('@') {
+        let after = &url[i + 1..];
+        let host = after.split(['/', '?', '#']).next().unwrap_or("");
+        if !host.is_empty() && host.chars().all(host_char) {
+            return after;
+        }
+    }
+    url
 }
 
 impl fmt::Display for Spec {
@@ -256,6 +274,25 @@ mod tests {
             redact("clone https://tok@github.com/a/b and git://u:p@h:9/x#y"),
             "clone https://github.com/a/b and git://h:9/x#y"
         );
+        // The URL grammar, not the first `/`: a password holding `/`, `#`,
+        // `?` or `@` goes whole; a URL without user-info is left as it is.
+        for (url, plain) in [
+            ("https://u:pa/ss@host/r.git", "https://host/r.git"),
+            ("https://u:pa#ss@host/r.git", "https://host/r.git"),
+            (
+                "https://u:pa?ss@host:8080/r.git?x#y",
+                "https://host:8080/r.git?x#y",
+            ),
+            ("https://u:p@ss/w@rd@host/r", "https://host/r"),
+            ("ssh://git@github.com/a/b.git", "ssh://github.com/a/b.git"),
+            ("https://host/r.git", "https://host/r.git"),
+            ("`https://u:p/q@h/x`", "`https://h/x`"),
+        ] {
+            assert_eq!(redact(url), plain, "{url}");
+        }
+        let s = parsed("x@git:https://alice:to/k#e?n@host/r.git#main").unwrap();
+        assert_eq!(s.to_string(), "x@git:https://host/r.git#main");
+        assert!(s.credentials.is_some());
         let e = parsed("x@git:http://user:s3cr3t@host/r.git").unwrap_err();
         assert!(!e.to_string().contains("s3cr3t"), "{e}");
         assert!(parsed("x@path:")
