@@ -258,7 +258,10 @@ mod tests {
             cache: Path::new("/home/u/.cache/lockmatrix/container"),
             mounts: vec!["/tmp/results".into(), "/src/lockmatrix".into()],
             read_only: vec!["/home/u/.ssh/id_rpi".into()],
-            env: vec![("LOCKMATRIX_GIT_CREDENTIALS".into(), "/c/credentials-1".into())],
+            env: vec![(
+                "LOCKMATRIX_GIT_CREDENTIALS".into(),
+                "/c/credentials-1".into(),
+            )],
             args: os(&["--results", "/tmp/results", "--backend", "container"]),
         };
         let c = inv.command();
@@ -313,7 +316,10 @@ mod tests {
     #[test]
     fn a_path_with_a_colon_is_refused_as_a_mount() {
         let e = mountable("--results", Path::new("/tmp/a:b")).unwrap_err();
-        assert!(e.to_string().starts_with("--results /tmp/a:b: holds `:`"), "{e}");
+        assert!(
+            e.to_string().starts_with("--results /tmp/a:b: holds `:`"),
+            "{e}"
+        );
         assert!(mountable("--results", Path::new("/tmp/a-b")).is_ok());
     }
 

@@ -76,7 +76,8 @@ impl GateReport {
                 items
                     .into_iter()
                     .take(SHOWN)
-                    .map(|i| format!("{name:<12} {i}")),
+                    // An item may quote a run's text: one line each.
+                    .map(|i| format!("{name:<12} {}", crate::escape::one_line(&i))),
             );
             if more > 0 {
                 out.push(format!("{name:<12} and {more} more"));

@@ -65,7 +65,9 @@ pub fn restore(mut spec: Spec) -> Spec {
 pub fn prune(dir: &Path) {
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let pid = name.strip_prefix("credentials-").and_then(|p| p.parse().ok());
+        let pid = name
+            .strip_prefix("credentials-")
+            .and_then(|p| p.parse().ok());
         if pid.is_some_and(|p| !crate::file::process_alive(p)) {
             let _ = std::fs::remove_file(e.path());
         }
