@@ -9,8 +9,9 @@
 //! 1. passes the signal on to the process group when this process leads
 //!    it (a shell's job: `cargo xtask` and its children), so that a
 //!    build or a container started by the run stops too;
-//! 2. waits for what must not be cut short (a baseline update's renames),
-//!    then removes every scratch path;
+//! 2. waits for what must not be cut short (a baseline update's renames,
+//!    a file being copied into a scratch path), then removes every scratch
+//!    path and keeps writers out;
 //! 3. dies of the signal, as an unhandled one would have killed it.
 
 const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -41,7 +42,8 @@ pub fn install() {
                 libc::kill(0, sig);
             }
         }
-        lockmatrix::scratch::remove_all();
+        // Held until the process is gone: nothing is written after it.
+        let _removed = lockmatrix::scratch::remove_all();
         // SAFETY: the default action for `sig`, unblocked in this thread
         // alone, then raised in it: the process ends as by the signal.
         unsafe {

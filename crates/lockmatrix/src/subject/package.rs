@@ -298,6 +298,10 @@ fn copy(from: &Path, files: &BTreeSet<PathBuf>, to: &Path) -> Result<String, Pac
             error: std::io::Error::other(e.to_string()),
         })?;
         let dst = to.join(rel);
+        // Each file whole, or not at all once the run is being stopped.
+        let Some(_writing) = crate::scratch::writing() else {
+            return Err(io(&dst)(std::io::Error::other("the run is being stopped")));
+        };
         if let Some(d) = dst.parent() {
             std::fs::create_dir_all(d).map_err(io(d))?;
         }
