@@ -206,7 +206,7 @@ pub fn check(file: &Path, text: &str) -> Vec<Problem> {
         let code = line.split(" #").next().unwrap_or(line);
         let fetches = ["curl ", "wget "].iter().any(|c| code.contains(c));
         let piped = code.split('|').skip(1).any(|after| {
-            let word = after.trim_start().split_whitespace().next().unwrap_or("");
+            let word = after.split_whitespace().next().unwrap_or("");
             matches!(word, "sh" | "bash" | "dash" | "zsh" | "sudo")
         });
         if fetches && piped && !line.trim_start().starts_with('#') {
