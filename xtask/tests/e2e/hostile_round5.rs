@@ -555,3 +555,129 @@ fn container_paths_are_checked_before_anything_is_created() {
         "set it to podman or docker",
     );
 }
+
+/// Whether Podman runs containers here; when it does not, says why the
+/// test did not run.
+fn podman_runs() -> bool {
+    let ok = std::process::Command::new("podman")
+        .arg("info")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("container: not run here: podman does not answer");
+    }
+    ok
+}
+
+/// Every place the engine and the system show a container: the process
+/// table, and `podman inspect` of each running container (its command
+/// line, its environment, its mounts: the configuration it keeps on disk).
+fn shown_by_the_system() -> String {
+    let mut all = String::new();
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "args"])
+        .output()
+        .unwrap();
+    // Every process but the one the user started, whose own arguments
+    // hold what the user typed.
+    for line in String::from_utf8_lossy(&ps.stdout).lines() {
+        if !line.starts_with(env!("CARGO_BIN_EXE_xtask")) {
+            all.push_str(line);
+            all.push('\n');
+        }
+    }
+    let ids = std::process::Command::new("podman")
+        .args(["ps", "-q", "--no-trunc"])
+        .output()
+        .unwrap();
+    for id in String::from_utf8_lossy(&ids.stdout).lines() {
+        let inspect = std::process::Command::new("podman")
+            .args(["inspect", id])
+            .output()
+            .unwrap();
+        all.push_str(&String::from_utf8_lossy(&inspect.stdout));
+    }
+    all
+}
+
+#[test]
+fn a_crates_credentials_reach_no_command_line_in_the_container() {
+    if !podman_runs() {
+        return;
+    }
+    let _cpus = shared_cpus();
+    let work = scratch_dir("r5-container-credentials");
+    let served = work.join("served");
+    let secret = format!("s3cr3t{}", std::process::id());
+    let krate = tinylock_with_secret(&served.join("work"), &secret);
+    git(
+        &served,
+        &["clone", "-q", "--bare", s(&krate), "tinylock.git"],
+    );
+    git(&served.join("tinylock.git"), &["update-server-info"]);
+    let password = format!("pw-{secret}");
+    let (port, mut server) = crate::hostile_round4::git_server_with_password(&served, &password);
+    let spec = format!("tinylock@git:http://user:{password}@127.0.0.1:{port}/tinylock.git#main");
+    let results = work.join("results");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args([
+            "matrix",
+            "--backend",
+            "container",
+            "--no-insns",
+            "--targets",
+            "aarch64",
+            "--suites",
+            "spinlock",
+            "--rounds",
+            "1",
+            "--crate",
+            &spec,
+            "--results",
+            s(&results),
+        ])
+        .current_dir(repo_root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Looked at while the container runs (the matrix inside takes minutes).
+    let mut looks = 0;
+    let mut inside = 0;
+    while child.try_wait().unwrap().is_none() {
+        let shown = shown_by_the_system();
+        assert!(
+            !shown.contains(&password),
+            "the password is on a command line or in a container's configuration"
+        );
+        if shown.contains("localhost/lockmatrix:") {
+            inside += 1;
+        }
+        looks += 1;
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let out = child.wait_with_output().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(inside > 0, "never saw the container run ({looks} looks)");
+    says(
+        &out,
+        &format!("git http://127.0.0.1:{port}/tinylock.git commit "),
+    );
+    assert!(!text(&out).contains(&password), "{}", text(&out));
+    nowhere(&results, &password);
+    // The private file that carried it is gone.
+    let cache = std::env::var_os("LOCKMATRIX_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/lockmatrix"));
+    let left: Vec<_> = std::fs::read_dir(cache.join("container"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("credentials-"))
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    eprintln!("container: {looks} looks at ps and podman inspect, {inside} with the container up: no password");
+    std::fs::remove_dir_all(&work).unwrap();
+}
