@@ -104,7 +104,16 @@ pub struct Job {
     /// The repository secret holding the ssh private key (ssh targets).
     pub ssh_secret: Option<String>,
     pub timeout_minutes: u64,
+    /// The testbed the job declares (`LOCKMATRIX_TESTBED`), so that its
+    /// stored baselines are named by it: a native target on GitHub's
+    /// hosted arm64 runners ([`HOSTED_ARM_TESTBED`]).
+    pub testbed: Option<&'static str>,
 }
+
+/// The testbed a native aarch64 job on GitHub's hosted `ubuntu-24.04-arm`
+/// runners declares: one runner image of one machine type, whose VMs have
+/// a new machine id each time (docs/ci.md says what that costs).
+pub const HOSTED_ARM_TESTBED: &str = "github-hosted-ubuntu-24.04-arm";
 
 /// A YAML scalar for `s`: plain when that reads back as the same string,
 /// else double-quoted (a JSON string is a valid YAML one).
@@ -182,6 +191,8 @@ fn job(config: &Config, t: &Target, suites: u64) -> Result<Job, JobsError> {
         guarded: self_hosted || ssh,
         ssh_secret,
         timeout_minutes: JOB_OVERHEAD_MINUTES.saturating_add(suite_secs.div_ceil(60)),
+        testbed: (t.runner == RunnerKind::Native && labels == [format!("{HOSTED}-arm")])
+            .then_some(HOSTED_ARM_TESTBED),
     })
 }
 

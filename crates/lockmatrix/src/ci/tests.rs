@@ -126,7 +126,14 @@ fn committed_targets_get_one_job_each_then_the_gate() {
                 && steps.contains("path: ~/.cache/lockmatrix"),
             "{steps}"
         );
-        assert_eq!(job["runs-on"].as_str(), Some("ubuntu-24.04"), "{}", t.name);
+        let arm = t.runner == crate::config::RunnerKind::Native
+            && t.triple.as_str().starts_with("aarch64-");
+        let runner = if arm {
+            "ubuntu-24.04-arm"
+        } else {
+            "ubuntu-24.04"
+        };
+        assert_eq!(job["runs-on"].as_str(), Some(runner), "{}", t.name);
         match t.runner {
             crate::config::RunnerKind::Qemu => {
                 assert_eq!(job["container"].as_str(), Some(DEBIAN_IMAGE))
@@ -962,6 +969,59 @@ fn comment_step_updates_its_own_comment_only_on_the_tested_head() {
     assert!(!out.status.success());
     assert!(!dir.join("gh.log").exists());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The native aarch64 target of targets.yaml: its own job on GitHub's
+/// hosted arm64 runners, natively (no container, no QEMU), paired with the
+/// pull request's base, its testbed declared so its stored baselines are
+/// named by it; on no other job.
+#[test]
+fn the_native_aarch64_target_runs_paired_on_the_hosted_arm_runners() {
+    let config = committed();
+    let t = config
+        .targets
+        .iter()
+        .find(|t| t.name.as_str() == "aarch64-native")
+        .expect("targets.yaml declares aarch64-native");
+    assert!(t.enabled && t.runner == crate::config::RunnerKind::Native);
+    assert!(t.triple.as_str().starts_with("aarch64-"));
+    let files = render(&config).unwrap();
+    let main = yaml(file(&files, "lockmatrix.yml"));
+    let jobs = jobs_of(&main);
+    let job = &jobs["target-aarch64-native"];
+    assert_eq!(job["runs-on"].as_str(), Some("ubuntu-24.04-arm"));
+    assert!(job.get("container").is_none() && job.get("environment").is_none());
+    assert_eq!(job["if"].as_str(), Some(NOT_ANOTHER_LABEL));
+    let run = job["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str() == Some("Run the matrix on aarch64-native"))
+        .unwrap();
+    let script = run["run"].as_str().unwrap();
+    assert!(
+        script.contains("cargo xtask matrix --targets aarch64-native --against \"$BASE\" --no-gate --results results"),
+        "{script}"
+    );
+    assert_eq!(
+        run["env"]["LOCKMATRIX_TESTBED"].as_str(),
+        Some(super::jobs::HOSTED_ARM_TESTBED)
+    );
+    // Its results reach the gate like every target's.
+    let needs: Vec<&str> = jobs["gate"]["needs"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(needs.contains(&"target-aarch64-native"), "{needs:?}");
+    // No other job declares a testbed.
+    for (id, other) in jobs
+        .iter()
+        .filter(|(id, _)| **id != "target-aarch64-native")
+    {
+        assert!(!steps_text(other).contains("LOCKMATRIX_TESTBED:"), "{id:?}");
+    }
 }
 
 #[test]
