@@ -15,6 +15,10 @@ pub enum SelectError {
     },
     #[error("--targets selected nothing")]
     NoTargets,
+    /// Every target `--targets` selected is native to another
+    /// architecture: nothing could run here.
+    #[error("--targets {names}: {why}; nothing else is selected, so nothing would run here")]
+    Elsewhere { names: String, why: String },
     /// `valid` is comma-separated, after `all`.
     #[error("unknown suite '{name}' in --suites. Valid suites: all, {valid}")]
     UnknownSuite { name: String, valid: String },
@@ -243,7 +247,7 @@ fn targets_on(
     if !wanted.contains(&true) {
         return Err(SelectError::NoTargets);
     }
-    Ok(config
+    let selected: Vec<Selected> = config
         .targets
         .iter()
         .zip(wanted)
@@ -252,7 +256,19 @@ fn targets_on(
             target: t.clone(),
             skip: elsewhere_on(t, host),
         })
-        .collect())
+        .collect();
+    // Only targets this host cannot run: said before anything is made.
+    if let Some(why) = selected
+        .iter()
+        .map(|s| s.skip.clone())
+        .collect::<Option<Vec<_>>>()
+    {
+        return Err(SelectError::Elsewhere {
+            names: names.to_string(),
+            why: why.join("; "),
+        });
+    }
+    Ok(selected)
 }
 
 /// Resolves `--suites` (comma-separated names or `all`).
@@ -328,9 +344,16 @@ mod tests {
         assert!(!names(&class).contains(&"aarch64-native"));
         assert!(left_out_on(&c, Some("arm64"), "x86_64").is_some());
         assert!(left_out_on(&c, Some("x86_64"), "x86_64").is_none());
-        let named = targets_on(&c, Some("aarch64-native"), "x86_64").unwrap();
-        assert_eq!(names(&named), ["aarch64-native"]);
-        let why = named[0].skip.as_deref().unwrap();
+        let alone = targets_on(&c, Some("aarch64-native"), "x86_64").unwrap_err();
+        assert!(
+            alone.to_string().starts_with(
+                "--targets aarch64-native: a native aarch64 target, and this host is x86_64"
+            ),
+            "{alone}"
+        );
+        let named = targets_on(&c, Some("x86_64,aarch64-native"), "x86_64").unwrap();
+        assert_eq!(names(&named), ["x86_64", "aarch64-native"]);
+        let why = named[1].skip.as_deref().unwrap();
         assert!(
             why.starts_with("a native aarch64 target, and this host is x86_64"),
             "{why}"

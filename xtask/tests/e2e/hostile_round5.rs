@@ -681,3 +681,91 @@ fn a_crates_credentials_reach_no_command_line_in_the_container() {
     eprintln!("container: {looks} looks at ps and podman inspect, {inside} with the container up: no password");
     std::fs::remove_dir_all(&work).unwrap();
 }
+
+/// A targets file of this host's x86_64 and the committed aarch64-native.
+fn x86_and_arm_native(lab: &Lab) -> PathBuf {
+    let committed = std::fs::read_to_string(repo_root().join("targets.yaml")).unwrap();
+    let block = |name: &str| -> String {
+        let start = committed
+            .find(&format!("  - name: {name}\n"))
+            .unwrap_or_else(|| panic!("targets.yaml has no {name}"));
+        let rest = &committed[start..];
+        let end = rest[4..].find("\n  - name: ").map_or(rest.len(), |e| e + 5);
+        rest[..end].to_string()
+    };
+    lab.file(
+        "two.yaml",
+        &format!(
+            "defaults:\n  timeout_secs: 300\n\ntargets:\n{}\n{}",
+            block("x86_64"),
+            block("aarch64-native")
+        ),
+    )
+}
+
+#[test]
+fn a_native_target_of_another_architecture_is_one_line_never_a_failure() {
+    if std::env::consts::ARCH != "x86_64" {
+        eprintln!("not an x86_64 host: this test is for one");
+        return;
+    }
+    let _cpus = shared_cpus();
+    let lab = Lab::new("r5-arm-native");
+    let config = x86_and_arm_native(&lab);
+    assert!(std::fs::read_to_string(&config)
+        .unwrap()
+        .contains("name: aarch64-native"));
+    // The default selection: x86_64 runs; aarch64-native is one line.
+    let out = lab.run(&[
+        "matrix",
+        "--no-install",
+        "--no-insns",
+        "--no-gate",
+        "--config",
+        s(&config),
+        "--suites",
+        "atomic",
+        "--rounds",
+        "1",
+        "--results",
+        "{results}",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let all = text(&out);
+    let lines: Vec<&str> = all
+        .lines()
+        .filter(|l| l.contains("aarch64-native"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{all}");
+    assert!(
+        lines[0]
+            .starts_with("left out here: aarch64-native (native targets of another architecture"),
+        "{}",
+        lines[0]
+    );
+    let run = read_json(&newest(&lab.results).join("run.json"));
+    let names: Vec<&str> = run["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["x86_64"]);
+    assert_eq!(run["targets"][0]["status"]["state"], "ok");
+    // Named alone, it cannot run here: said before anything is made.
+    let (out, _) = lab.case(
+        &[
+            "matrix",
+            "--no-install",
+            "--config",
+            s(&config),
+            "--targets",
+            "aarch64-native",
+            "--results",
+            "{results}",
+        ],
+        2,
+        "error: --targets aarch64-native: a native aarch64 target, and this host is x86_64",
+    );
+    says(&out, "nothing would run here");
+}
