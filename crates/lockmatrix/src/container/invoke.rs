@@ -69,11 +69,25 @@ pub fn mountable(what: &str, path: &Path) -> Result<(), Unmountable> {
 /// `CARGO_HOME` (a relative one from the current directory, as cargo reads
 /// it), else `~/.cargo`, if it is a directory; else one in `home`.
 pub fn cargo_home(home: &Path) -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    std::env::var_os("CARGO_HOME")
+    cargo_home_of(
+        std::env::var_os("CARGO_HOME"),
+        std::env::var_os("HOME"),
+        &std::env::current_dir().unwrap_or_default(),
+        home,
+    )
+}
+
+/// [`cargo_home`] of the variables `cargo_home` and `user_home`, from `cwd`.
+fn cargo_home_of(
+    cargo_home: Option<OsString>,
+    user_home: Option<OsString>,
+    cwd: &Path,
+    home: &Path,
+) -> PathBuf {
+    cargo_home
         .filter(|v| !v.is_empty())
         .map(|v| cwd.join(v))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .or_else(|| user_home.map(|h| PathBuf::from(h).join(".cargo")))
         .filter(|d| d.is_dir())
         .map(|d| d.canonicalize().unwrap_or(d))
         .unwrap_or_else(|| home.join(".cargo"))
@@ -311,6 +325,29 @@ mod tests {
         let inner = inner_args(&args);
         assert_eq!(inner[1], "spin@git:https://host.example/spin.git#v1");
         assert!(!inner.iter().any(|a| a.to_str().unwrap().contains("alice")));
+    }
+
+    #[test]
+    fn a_relative_cargo_home_is_taken_from_the_current_directory() {
+        let d = std::env::temp_dir().join(format!("lm-cargo-home-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("work/rel-cargo")).unwrap();
+        let d = d.canonicalize().unwrap();
+        let got = cargo_home_of(
+            Some("rel-cargo".into()),
+            None,
+            &d.join("work"),
+            Path::new("/c"),
+        );
+        // An absolute path: a mount source, never a named volume.
+        assert_eq!(got, d.join("work/rel-cargo"));
+        assert!(got.is_absolute());
+        let got = cargo_home_of(None, Some(d.as_os_str().into()), &d, Path::new("/c"));
+        assert_eq!(
+            got,
+            Path::new("/c/.cargo"),
+            "no ~/.cargo there: the container's own"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
