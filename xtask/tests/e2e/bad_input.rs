@@ -973,7 +973,7 @@ fn a_one_gigabyte_run_json_is_refused_unread() {
     let (out, took) = lab.case(&["report", s(&run)], 2, "using run");
     says(
         &out,
-        "run.json: larger than 256 MiB, the most a file of its kind can honestly be: refused",
+        "run.json: larger than 64 MiB, the most a file of its kind can honestly be: refused",
     );
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
