@@ -46,8 +46,10 @@ fn main() -> ExitCode {
 }
 
 /// The longest line of an error shown: every value an error echoes is
-/// bounded where it is taken from input; this bounds whatever was missed.
-const LINE_LIMIT: usize = 2000;
+/// bounded where it is taken from input; this bounds whatever was missed
+/// (a 5 MB value), and leaves whole what lockmatrix lists itself (the
+/// valid names of ten thousand targets take 150 kB).
+const LINE_LIMIT: usize = 256 << 10;
 
 /// `message` with each line cut at [`LINE_LIMIT`] characters.
 fn bounded(message: &str) -> String {

@@ -128,7 +128,8 @@ pub fn without_values(message: &str) -> String {
     };
     let words = quoted(expected);
     let keep = |v: &str| {
-        let number = v.chars().all(|c| c.is_ascii_digit() || ".-+eE".contains(c));
+        // `70000`, `1e9`, `NaN`, `-inf`: what a number field was given.
+        let number = v.parse::<f64>().is_ok();
         // A field or variant name (`colour`, `vm`): what a key looks like.
         let identifier = v.starts_with(|c: char| c.is_ascii_lowercase())
             && v.chars()
@@ -398,6 +399,10 @@ mod tests {
             (
                 "invalid value: integer `70000`, expected u16".into(),
                 "invalid value: integer `70000`, expected u16".into(),
+            ),
+            (
+                "invalid value: floating point `NaN`, expected a fraction".into(),
+                "invalid value: floating point `NaN`, expected a fraction".into(),
             ),
             (
                 "missing field `name`".into(),
