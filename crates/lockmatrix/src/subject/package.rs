@@ -164,7 +164,7 @@ fn untracked(dir: &Path) -> BTreeSet<PathBuf> {
         ])
         .current_dir(dir)
         .output();
-    match out {
+    let untracked: BTreeSet<PathBuf> = match out {
         Ok(o) if o.status.success() => o
             .stdout
             .split(|&b| b == 0)
@@ -172,7 +172,14 @@ fn untracked(dir: &Path) -> BTreeSet<PathBuf> {
             .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
             .collect(),
         _ => BTreeSet::new(),
+    };
+    // A crate whose manifest git does not track is not in that checkout
+    // (a directory inside someone's repository): cargo then lists it as
+    // outside git, and so does this.
+    if untracked.contains(Path::new("Cargo.toml")) {
+        return BTreeSet::new();
     }
+    untracked
 }
 
 /// Whether the manifest `text` gives `[package]` an `include` list (or
@@ -372,6 +379,17 @@ mod tests {
             std::fs::read_to_string(to.join("src/lib.rs")).unwrap(),
             "// modified"
         );
+        // A crate inside a checkout that does not track it is taken as
+        // cargo takes it: outside git.
+        let inner = d.join("inner");
+        write(
+            &inner.join("Cargo.toml"),
+            "[package]\nname = \"inner\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n",
+        );
+        write(&inner.join("src/lib.rs"), "");
+        let p = package(&inner.canonicalize().unwrap(), &d.join("copy-inner")).unwrap();
+        assert!(p.left_out.is_empty(), "{:?}", p.left_out);
+        assert!(d.join("copy-inner/src/lib.rs").exists());
         // Named in `include`, it is the author's to publish.
         write(
             &d.join("Cargo.toml"),
