@@ -206,7 +206,7 @@ pub fn inner_args(args: &[OsString]) -> Vec<OsString> {
             continue;
         }
         match a.to_str() {
-            Some(t) if t.contains("://") => out.push(crate::subject::spec::redact(t).into()),
+            Some(t) if t.contains("://") => out.push(crate::escape::redact(t).into()),
             _ => out.push(a.clone()),
         }
     }

@@ -46,46 +46,9 @@ impl fmt::Debug for Credentials {
     }
 }
 
-/// `s` with the user-info of every URL in it removed
-/// (`https://user:token@host/x` is `https://host/x`): for anything stored,
-/// printed or rendered that may hold a URL from the command line.
-///
-/// The user-info ends at the last `@` of the URL after which a host
-/// follows (host characters up to `/`, `?`, `#` or the URL's end), not at
-/// the first `/`: a password with an unescaped `/`, `#` or `?`
-/// (`https://u:a/b#c@host/x`) goes whole. A URL ends at white space or a
-/// quote. An `@` in a path (`https://host/@scope/x`) is taken for the end
-/// of user-info too: the message loses a piece of path, never a secret.
-pub fn redact(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(at) = rest.find("://") {
-        let (head, tail) = rest.split_at(at + 3);
-        out.push_str(head);
-        let end = tail
-            .find(|c: char| c.is_whitespace() || "\"'`<>".contains(c))
-            .unwrap_or(tail.len());
-        let url = &tail[..end];
-        out.push_str(without_user_info(url));
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// `url` (what follows `scheme://`) from its host on: after the last `@`
-/// that a host follows, else whole.
-fn without_user_info(url: &str) -> &str {
-    let host_char = |c: char| c.is_ascii_alphanumeric() || "-._~%:[]!$&()*+,;=".contains(c);
-    for (i, _) in url.rmatch_indices('@') {
-        let after = &url[i + 1..];
-        let host = after.split(['/', '?', '#']).next().unwrap_or("");
-        if !host.is_empty() && host.chars().all(host_char) {
-            return after;
-        }
-    }
-    url
-}
+/// A URL's user-info removed from text: the one rule, in `escape`, which
+/// the container backend (below this module) uses too.
+pub use crate::escape::redact;
 
 impl fmt::Display for Spec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
