@@ -60,6 +60,13 @@ pub struct GateArgs {
     /// cell could not be compared here), not only on a regression
     #[arg(long)]
     pub require_gate: bool,
+    /// Show what the comparison found but never fail on it (failed
+    /// checks, broken targets, violated models and races still fail)
+    #[arg(long)]
+    pub no_gate: bool,
+    /// Show races under Miri but never fail on them
+    #[arg(long)]
+    pub allow_races: bool,
 }
 
 impl GateArgs {
@@ -69,6 +76,8 @@ impl GateArgs {
             quiet_threshold: self.quiet_threshold,
             alpha: self.alpha,
             clear_alpha: self.clear_alpha,
+            no_gate: self.no_gate,
+            allow_races: self.allow_races,
         }
     }
 
@@ -260,9 +269,6 @@ pub struct MatrixArgs {
     /// Do not write the run's HTML report (results/<run>/report.html)
     #[arg(long)]
     pub no_html: bool,
-    /// Report the comparison with the baselines but never fail on it
-    #[arg(long)]
-    pub no_gate: bool,
     /// Do not count instructions under QEMU (no insns_per_op)
     #[arg(long)]
     pub no_insns: bool,

@@ -42,6 +42,14 @@ pub struct GateOptions {
     pub alpha: f64,
     /// Per cell: how often a slowdown of the threshold may be cleared.
     pub clear_alpha: f64,
+    /// `--no-gate`: what a comparison found (regressions, ordering
+    /// changes) is shown and fails nothing. What needs no reference (a
+    /// failed check, a broken target, a violated model, a race) still
+    /// fails: only a flag named for it silences it.
+    pub no_gate: bool,
+    /// `--allow-races`: races under Miri are shown and fail nothing (a
+    /// known race in a crate one cannot fix); the report says so.
+    pub allow_races: bool,
 }
 
 impl Default for GateOptions {
@@ -51,6 +59,8 @@ impl Default for GateOptions {
             quiet_threshold: 0.05,
             alpha: 0.05,
             clear_alpha: 0.05,
+            no_gate: false,
+            allow_races: false,
         }
     }
 }

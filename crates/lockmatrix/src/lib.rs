@@ -15,7 +15,9 @@
 //! - [`model`]: the locks written here model-checked with loom on the
 //!   host, which no emulator run can replace; [`miri`]: the locks loom
 //!   cannot see (shipped, std's, a `--crate`'s) run under Miri;
-//! - [`gate`]: the verdict, against stored baselines or the base revision;
+//! - [`baseline`]: the stored baselines' format, their testbed, and what
+//!   a run compares with them; [`gate`]: the verdict, against stored
+//!   baselines or the base revision;
 //! - [`footprint`]: the ordering footprint of each lock operation, executed
 //!   (the plugin's records) and static (the binaries' disassembly);
 //! - [`report`]: the terminal tables, the seeds' tables, the HTML report,
@@ -31,6 +33,7 @@
 //! [`error`] prints a typed error with its causes, as the command line does.
 
 pub mod acknowledge;
+pub mod baseline;
 pub mod build;
 pub mod cache;
 pub mod cells;

@@ -33,6 +33,7 @@ const LAYERS: &[&[&str]] = &[
     &["plugin", "model", "subject"],
     &["miri"],
     &["results"],
+    &["baseline"],
     &["matrix", "gate"],
     &["report", "ci", "job"],
 ];

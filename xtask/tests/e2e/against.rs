@@ -53,6 +53,7 @@ fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let report = read_json(&json);
     assert_eq!(report["paired"], true);
+    assert_gate_agrees(&repo, &run, &out, &report, &[]);
     let want: Vec<String> = targets
         .split(',')
         .map(|t| format!("{t} lock_unlock {{\"lock\":\"ticket\",\"threads\":1}} insns_per_op"))

@@ -128,3 +128,30 @@ pub fn record_baselines(run: &Path, baselines: &Path) {
     ]);
     assert!(out.status.success(), "{}", text(&out));
 }
+
+/// `cargo xtask gate RUN FLAGS --json` from `dir` on the run a matrix made
+/// (its output `matrix` and its `--json` report `report`): the same run
+/// gets the same verdict, exit status and last line, whichever command
+/// gave it. Returns the gate's output.
+pub fn assert_gate_agrees(
+    dir: &Path,
+    run: &Path,
+    matrix: &Output,
+    report: &Value,
+    flags: &[&str],
+) -> Output {
+    let json = run.join("gate-again.json");
+    let mut args = vec!["gate", s(run), "--json", s(&json)];
+    args.extend_from_slice(flags);
+    let out = xtask_in(dir, &args);
+    let again = read_json(&json);
+    assert_eq!(
+        (out.status.code(), &again["result"], &again["verdict"]),
+        (matrix.status.code(), &report["result"], &report["verdict"]),
+        "gate {} {flags:?} disagrees with the matrix that made it:\n{}\n---\n{}",
+        run.display(),
+        text(&out),
+        text(matrix)
+    );
+    out
+}

@@ -31,3 +31,4 @@ mod recount;
 mod ssh;
 mod stored;
 mod validate_gate;
+mod verdicts;

@@ -145,6 +145,7 @@ fn a_ticket_lock_weakened_in_a_scratch_commit_races_under_miri_and_fails_the_gat
     );
     assert!(shown.contains(&line), "{shown}");
     assert!(shown.contains("0/1 locks race-free under Miri"), "{shown}");
+    assert_gate_agrees(&repo_root(), &dir, &out, &report, &[]);
 }
 
 /// A rustup home at `dir` made from this machine's: every toolchain as it

@@ -130,6 +130,7 @@ fn stored_baselines_gate_a_native_family_at_the_defaults_look_by_look() {
     assert_eq!(out.status.code(), Some(0), "{shown}");
     let report = read_json(&json);
     assert_eq!(report["result"], "pass", "{shown}");
+    assert_gate_agrees(&repo, &newest(&results), &out, &report, &WIDE);
     let run = read_json(&newest(&results).join("run.json"));
     assert_eq!(run["targets"][0]["stored_rounds"], 30, "{shown}");
     let rounds = family_rounds(&run);

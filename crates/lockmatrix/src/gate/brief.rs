@@ -14,6 +14,10 @@ use std::fmt::Write;
 /// The widest line the brief report prints.
 pub const WIDTH: usize = 160;
 
+/// Marks a line that belongs to the finding before it (what reproduces
+/// it), shown under it without the kind's name.
+const AFTER: &str = "\u{0}";
+
 /// Findings of one kind shown before "and N more".
 const SHOWN: usize = 12;
 
@@ -77,7 +81,11 @@ impl GateReport {
                     .into_iter()
                     .take(SHOWN)
                     // An item may quote a run's text: one line each.
-                    .map(|i| format!("{name:<12} {}", crate::escape::one_line(&i))),
+                    .map(|i| match i.strip_prefix(AFTER) {
+                        // A finding's second line (what reproduces it) under it.
+                        Some(rest) => format!("{:<12} {}", "", crate::escape::one_line(rest)),
+                        None => format!("{name:<12} {}", crate::escape::one_line(&i)),
+                    }),
             );
             if more > 0 {
                 out.push(format!("{name:<12} and {more} more"));
@@ -86,16 +94,19 @@ impl GateReport {
         kind(
             "CHECK FAILED",
             (self.failed_checks.iter())
-                .map(|c| {
-                    format!(
-                        "{}/{} {} [{}]: {} failed: {}",
-                        c.target,
-                        c.suite,
-                        c.bench,
-                        crate::protocol::case_label(&c.case),
-                        c.name,
-                        c.details
-                    )
+                .flat_map(|c| {
+                    [
+                        format!(
+                            "{}/{} {} [{}]: {} failed: {}",
+                            c.target,
+                            c.suite,
+                            c.bench,
+                            crate::protocol::case_label(&c.case),
+                            c.name,
+                            c.details
+                        ),
+                        format!("{AFTER}  reproduce: {}", c.command),
+                    ]
                 })
                 .collect(),
         );
@@ -128,8 +139,16 @@ impl GateReport {
         kind(
             "RACE",
             (self.miri.locks.iter())
-                .filter(|l| l.race.is_some())
-                .map(|l| l.line())
+                .filter_map(|l| {
+                    // A command cut at the width is no command: the flags
+                    // on one line, the command on the next, as a shell
+                    // reads them.
+                    let whole = l.reproduce()?;
+                    let (flags, command) = whole.split_once("\" cargo ")?;
+                    let flags = format!("{AFTER}  reproduce: {flags}\" \\");
+                    Some([l.finding(), flags, format!("{AFTER}    cargo {command}")])
+                })
+                .flatten()
                 .collect(),
         );
         kind(

@@ -33,7 +33,6 @@
 //! [`evaluate`] is a pure function of the run, the reference and the
 //! options; reading baseline files happens before ([`Reference::stored`]).
 
-use super::baseline::Testbed;
 use super::judge::*;
 use super::miri::MiriGate;
 use super::ordering::ModelGate;
@@ -43,6 +42,7 @@ pub use super::report::{
     CellReport, Effect, FailedCheck, GateReport, Item, Look, Recounted, TimingGate, Verdict,
 };
 use super::GateOptions;
+use crate::baseline::Testbed;
 use crate::family;
 use crate::family::BadGateOption;
 use crate::results::Run;
@@ -65,6 +65,10 @@ pub fn evaluate(
             _ => None,
         },
         reference: reference.describe(),
+        unreferenced: match reference {
+            Reference::Nothing { why } => Some(why.clone()),
+            _ => None,
+        },
         paired: matches!(reference, Reference::Base(_)),
         options: *opts,
         failed_checks: Vec::new(),

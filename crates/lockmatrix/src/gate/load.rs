@@ -4,10 +4,10 @@
 //! run. Every file and git read of the gate is here; [`super::evaluate`]
 //! only judges what this gives it.
 
-use super::baseline;
 use super::evaluate::{evaluate, GateReport};
 use super::reference::Reference;
 use super::GateOptions;
+use crate::baseline;
 use crate::commit::{ancestry, Ancestry, CommitId};
 use crate::family::BadGateOption;
 use crate::results::{self, Run};
@@ -43,6 +43,11 @@ pub enum LoadError {
     },
 }
 
+/// Why a `--crate` run without `--against-crate` is compared with
+/// nothing, and what would compare it.
+pub const MEASURED_ALONE: &str =
+    "--crate without --against-crate; give --against-crate SPEC for a gated A/B";
+
 /// A run to gate: the checkout it belongs to, where it is recorded, the
 /// base revision's run made beside it (if the caller has it), and the
 /// baselines to use instead of the run's own reference.
@@ -76,6 +81,12 @@ pub fn gate(g: &Gating, opts: &GateOptions) -> Result<Gated, LoadError> {
             read_base = results::read(&g.dir.join("base"))?;
             Reference::Base(&read_base)
         }
+        // A crate measured alone: the baselines hold the suites' own
+        // locks, not the crate's, so nothing is compared, and what needs
+        // no reference is still judged.
+        (None, None, None) if run.subject.is_some() => Reference::Nothing {
+            why: MEASURED_ALONE.into(),
+        },
         (None, None, None) => stored(run, &g.root.join("baselines"))?,
     };
     let recounts = recounts(g.dir)?;

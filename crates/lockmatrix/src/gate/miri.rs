@@ -53,7 +53,7 @@ pub struct Race {
     pub seed: u32,
     pub error: String,
     pub at: Option<String>,
-    /// The Miri flags that reproduce it (its seeds include this one).
+    /// The Miri flags that run this seed alone, reproducing it.
     pub miriflags: String,
 }
 
@@ -72,19 +72,28 @@ impl MiriLock {
     }
 
     /// `spinlock/spin.RwLock: RACE (regression): client "2 writers x 10",
-    /// seed 3 of 24: error: ... at src/lib.rs:9:5`.
+    /// seed 3 of 24: error: ... at src/lib.rs:9:5; reproduce: ...`.
     pub fn line(&self) -> String {
+        match self.reproduce() {
+            Some(r) => format!("{}; reproduce: {r}", self.finding()),
+            None => self.finding(),
+        }
+    }
+
+    /// [`MiriLock::line`] without the command that reproduces it.
+    pub fn finding(&self) -> String {
         let head = format!("{}/{}: {}", self.suite, self.lock, self.verdict());
         match &self.race {
             Some(r) => format!(
-                "{head}: client \"{}\", seed {} ({} of {} seeds raced): {}{}; reproduce with MIRIFLAGS=\"{}\"",
+                "{head}: client \"{}\", seed {} ({} of {} seeds raced): {}{}",
                 r.client,
                 r.seed,
                 self.races,
                 self.seeds,
                 r.error,
-                r.at.as_deref().map(|a| format!(" at {a}")).unwrap_or_default(),
-                r.miriflags
+                r.at.as_deref()
+                    .map(|a| format!(" at {a}"))
+                    .unwrap_or_default(),
             ),
             None if !self.not_checked.is_empty() => {
                 format!("{head}: {}", self.not_checked.join("; "))
@@ -96,6 +105,16 @@ impl MiriLock {
                 if self.cached { " (cached)" } else { "" }
             ),
         }
+    }
+
+    /// The command that runs the race's seed alone, in the tree the
+    /// suites were built in.
+    pub fn reproduce(&self) -> Option<String> {
+        let r = self.race.as_ref()?;
+        Some(format!(
+            "MIRIFLAGS=\"{}\" cargo +nightly miri run -p {} -- --lock {} --client \"{}\"",
+            r.miriflags, self.suite, self.lock, r.client
+        ))
     }
 }
 
@@ -140,7 +159,7 @@ fn rows(m: &MiriRun) -> Vec<MiriLock> {
                 seed: f.seed,
                 error: f.error.clone(),
                 at: f.at.clone(),
-                miriflags: crate::miri::miriflags(r.seeds, r.preemption_rate),
+                miriflags: crate::miri::seed_miriflags(f.seed, r.preemption_rate),
             });
         }
     }
@@ -275,7 +294,7 @@ mod tests {
         assert_eq!((l.clients, l.seeds, l.races), (2, 48, 2));
         assert_eq!(
             l.line(),
-            "spinlock/ticketlock.RawTicketLock: RACE: client \"3 threads x 4\", seed 5 (2 of 48 seeds raced): error: Undefined Behavior: Data race detected at suites/harness/src/miri.rs:58:17; reproduce with MIRIFLAGS=\"-Zmiri-many-seeds=0..24 -Zmiri-many-seeds-keep-going -Zmiri-preemption-rate=0 -Zmiri-ignore-leaks\""
+            "spinlock/ticketlock.RawTicketLock: RACE: client \"3 threads x 4\", seed 5 (2 of 48 seeds raced): error: Undefined Behavior: Data race detected at suites/harness/src/miri.rs:58:17; reproduce: MIRIFLAGS=\"-Zmiri-seed=5 -Zmiri-preemption-rate=0 -Zmiri-ignore-leaks\" cargo +nightly miri run -p spinlock -- --lock ticketlock.RawTicketLock --client \"3 threads x 4\""
         );
         assert!(g.line().contains("1 of 1 locks RACED"));
     }

@@ -17,7 +17,6 @@
 //! - [`render`]: the terminal, Markdown and JSON reports;
 //! - [`update`]: `baseline update`.
 
-pub mod baseline;
 mod brief;
 pub mod evaluate;
 mod judge;

@@ -2,10 +2,10 @@
 //! beside it, or the committed baselines (and, where another compiler
 //! counted them, a recount of their commit standing in for their counts).
 
-use super::baseline::{self, Baseline, Testbed};
 use super::ordering::Footprints;
 use super::report::*;
 use crate::acknowledge::Acknowledgement;
+use crate::baseline::{self, Baseline, Testbed};
 use crate::cells::{self, CellKey, RunCell};
 use crate::commit::CommitId;
 use crate::name::Name;
@@ -35,6 +35,11 @@ pub enum Reference<'a> {
     /// interleaved with the head's (`--against`): round `i` of a cell on
     /// both sides forms a pair.
     Base(&'a Run),
+    /// Nothing to compare with, by request: `--crate` without
+    /// `--against-crate` (the baselines hold the suites' own locks, not
+    /// the crate's). Only what needs no reference is judged: checks,
+    /// broken targets, models, Miri.
+    Nothing { why: String },
 }
 
 impl<'a> Reference<'a> {
@@ -131,6 +136,7 @@ impl Reference<'_> {
         match self {
             Reference::Stored { acknowledged, .. } => acknowledged,
             Reference::Base(_) => run.against.as_ref().map_or(&[], |a| &a.acknowledged),
+            Reference::Nothing { .. } => &[],
         }
     }
 
@@ -138,6 +144,7 @@ impl Reference<'_> {
     pub fn describe(&self) -> String {
         match self {
             Reference::Stored { dir, .. } => format!("the baselines in {dir}"),
+            Reference::Nothing { why } => format!("nothing ({why})"),
             Reference::Base(base) if base.subject.is_some() => {
                 let b = base.subject.as_ref().expect("matched");
                 format!("{} ({})", b.label(), b.source)
@@ -172,6 +179,22 @@ pub(super) struct SuiteReference {
     pub(super) footprints: Option<Footprints>,
 }
 
+impl SuiteReference {
+    /// No reference cells: every cell of the suite is new.
+    fn none() -> SuiteReference {
+        SuiteReference {
+            cells: BTreeMap::new(),
+            testbed: None,
+            count_testbed: None,
+            paired: false,
+            footprints: None,
+            recount: None,
+            recount_failed: None,
+            binary: None,
+        }
+    }
+}
+
 /// One reference cell: its values (in round order) and how to show it.
 pub(super) struct RefCell {
     pub(super) case: Map<String, Value>,
@@ -192,20 +215,12 @@ pub(super) fn reference_of(
 ) -> Option<SuiteReference> {
     match reference {
         Reference::Base(base) => base_reference(base, t, s, report),
+        Reference::Nothing { .. } => Some(SuiteReference::none()),
         Reference::Stored {
             files, recounts, ..
         } => match files.get(&(t.name.clone(), s.suite.clone())) {
             Some(Some(b)) => Some(stored_reference(b, recounts, t, s)),
-            _ => Some(SuiteReference {
-                cells: BTreeMap::new(),
-                testbed: None,
-                count_testbed: None,
-                paired: false,
-                footprints: None,
-                recount: None,
-                recount_failed: None,
-                binary: None,
-            }),
+            _ => Some(SuiteReference::none()),
         },
     }
 }
@@ -244,13 +259,13 @@ fn base_reference(
         .unwrap_or_default();
     let rev = crate::commit::shown(base.host.lockmatrix_commit.as_ref());
     match (bt.map(|b| &b.status), bs) {
-        (Some(Status::Failed(why)), None) => report.problems.push(item(
+        (Some(Status::Failed(why)), None) => report.problems.push(reference_item(
             t,
             Some(s),
             format!("the base revision {rev} failed: {why}; nothing was compared"),
         )),
         (_, Some(b)) if matches!(b.status, Status::Failed(_)) => {
-            report.problems.push(item(
+            report.problems.push(reference_item(
                 t,
                 Some(s),
                 format!(
@@ -260,11 +275,13 @@ fn base_reference(
             ));
             return None;
         }
-        (None | Some(Status::Pending | Status::NotRun(_)), None) => report.problems.push(item(
-            t,
-            Some(s),
-            format!("the base revision {rev} did not run it; nothing was compared"),
-        )),
+        (None | Some(Status::Pending | Status::NotRun(_)), None) => {
+            report.problems.push(reference_item(
+                t,
+                Some(s),
+                format!("the base revision {rev} did not run it; nothing was compared"),
+            ))
+        }
         (_, None) => report.notes.push(item(
             t,
             Some(s),

@@ -568,6 +568,8 @@ impl GateReport {
             "failed": self.failed(),
             "verdict": self.verdict_line(),
             "not_gated": self.not_gated(),
+            "waived": self.waived(),
+            "unreferenced": self.unreferenced,
             "counts_with_reference": self.counts_with_reference,
             "family_present": self.family_present,
             "run_id": self.run_id,

@@ -174,6 +174,8 @@ pub struct FailedCheck {
     pub case: Map<String, Value>,
     pub name: Name,
     pub details: Value,
+    /// The suite's invocation that reported it: the command to run again.
+    pub command: String,
 }
 
 /// A problem (fails the gate) or a note (never fails), about a target or
@@ -183,6 +185,11 @@ pub struct Item {
     pub target: Name,
     pub suite: Option<Name>,
     pub what: String,
+    /// About the reference (the base revision broke or did not run), not
+    /// the run itself: a comparison finding, which `--no-gate` shows
+    /// without failing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub of_reference: bool,
 }
 
 impl Item {
@@ -283,6 +290,9 @@ pub struct GateReport {
     pub crates: Option<String>,
     /// What the run was compared with ([`Reference::describe`]).
     pub reference: String,
+    /// Why nothing was compared, by request (`--crate` without
+    /// `--against-crate`): only what needs no reference was judged.
+    pub unreferenced: Option<String>,
     /// Timing cells were compared round for round with an interleaved base.
     pub paired: bool,
     pub options: GateOptions,
@@ -322,15 +332,50 @@ pub struct GateReport {
 }
 
 impl GateReport {
-    /// Whether the gate fails: a failed check, a problem, a regression,
-    /// an unacknowledged ordering change or a violated (or unchecked) model.
+    /// Whether the gate fails: on what needs no reference, in every mode
+    /// ([`GateReport::failed_without_reference`]), or on what the
+    /// comparison found unless `--no-gate`.
     pub fn failed(&self) -> bool {
+        self.failed_without_reference() || (!self.options.no_gate && self.comparison_failed())
+    }
+
+    /// A failed check, a broken target or suite, a violated (or unrun)
+    /// model, or a race under Miri (unless `--allow-races`): true whatever
+    /// the run is compared with, or with nothing.
+    pub fn failed_without_reference(&self) -> bool {
         !self.failed_checks.is_empty()
-            || !self.problems.is_empty()
-            || self.cells.iter().any(|c| c.verdict == Verdict::Regression)
-            || self.unacknowledged().next().is_some()
+            || self.problems.iter().any(|p| !p.of_reference)
             || self.models.failed()
-            || self.miri.failed()
+            || (self.miri.failed() && !self.options.allow_races)
+    }
+
+    /// A regression, an unacknowledged ordering change, or a reference
+    /// that broke.
+    pub fn comparison_failed(&self) -> bool {
+        self.cells.iter().any(|c| c.verdict == Verdict::Regression)
+            || self.unacknowledged().next().is_some()
+            || self.problems.iter().any(|p| p.of_reference)
+    }
+
+    /// What would have failed the run but for a flag named for it, one
+    /// phrase each (the reports say it beside the verdict).
+    pub fn waived(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.options.no_gate && self.comparison_failed() {
+            let regressions = self.count(Verdict::Regression);
+            let ordering = self.unacknowledged().count();
+            let base = self.problems.iter().filter(|p| p.of_reference).count();
+            out.push(format!(
+                "--no-gate: {regressions} regressions, {ordering} unacknowledged ordering changes and {base} problems of the reference shown, not failing"
+            ));
+        }
+        if self.options.allow_races && self.miri.failed() {
+            let locks = self.miri.locks.iter().filter(|l| l.race.is_some()).count();
+            out.push(format!(
+                "--allow-races: races under Miri in {locks} locks shown, not failing"
+            ));
+        }
+        out
     }
 
     /// Ordering changes no trailer acknowledges: each fails the gate.
@@ -384,5 +429,14 @@ pub(super) fn item(t: &TargetResult, suite: Option<&SuiteRun>, what: String) -> 
         target: t.name.clone(),
         suite: suite.map(|s| s.suite.clone()),
         what,
+        of_reference: false,
+    }
+}
+
+/// A problem of the reference's ([`Item::of_reference`]).
+pub(super) fn reference_item(t: &TargetResult, suite: Option<&SuiteRun>, what: String) -> Item {
+    Item {
+        of_reference: true,
+        ..item(t, suite, what)
     }
 }

@@ -5,6 +5,7 @@
 
 use super::evaluate::{GateReport, Reference, Verdict};
 use super::*;
+use crate::baseline;
 use crate::config::RunnerKind;
 use crate::host::Host;
 use crate::protocol::{Better, Check, Sample};
@@ -1635,4 +1636,164 @@ fn baseline_update_refuses_a_native_family_too_short_to_decide_a_later_run() {
     update_baselines(&qemu, &dir, None, None, &crate::commit::test_id("c")).unwrap();
     update::update_counts(&short, &dir, None, None, &crate::commit::test_id("c")).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A Miri record of one lock: its clients raced on `failing` seeds, or
+/// were not checked.
+fn miri_of(failing: &[u32], not_checked: Option<&str>) -> crate::results::MiriRun {
+    crate::results::MiriRun {
+        results: vec![crate::miri::MiriResult {
+            suite: "spinlock".into(),
+            lock: "relaxedlock.RawTicketLock".into(),
+            krate: "relaxedlock".into(),
+            client: "2 threads x 10".into(),
+            covers: "exclusion".into(),
+            seeds: 32,
+            preemption_rate: 0.0,
+            failing_seeds: failing.to_vec(),
+            first: failing.first().map(|&seed| crate::miri::Failure {
+                seed,
+                error: "error: Undefined Behavior: Data race detected".into(),
+                at: Some("src/lib.rs:9:5".into()),
+            }),
+            not_checked: not_checked.map(str::to_string),
+            secs: 2.0,
+            cached: false,
+        }],
+        not_checked: None,
+        toolchain: Some("miri 0.1.0".into()),
+        setup_secs: None,
+        build_secs: None,
+        secs: 2.0,
+    }
+}
+
+#[test]
+fn with_nothing_to_compare_a_race_still_fails_and_only_its_flag_silences_it() {
+    let mut run = one_suite("x86_64", "native", "spinlock", &[]);
+    let nothing = Reference::Nothing {
+        why: super::load::MEASURED_ALONE.into(),
+    };
+    let verdict = |run: &Run, opts: &GateOptions| evaluate(run, &nothing, opts).unwrap();
+    // Clean: a pass that says it compared nothing, not NOT GATED.
+    run.miri = Some(miri_of(&[], None));
+    let clean = verdict(&run, &GateOptions::default());
+    assert_eq!(
+        clean.outcome(),
+        verdict::Outcome::Pass,
+        "{}",
+        clean.verdict_line()
+    );
+    assert!(clean
+        .verdict_line()
+        .contains("measured, not compared (--crate without --against-crate"));
+    assert!(clean
+        .verdict_line()
+        .contains("1/1 locks race-free under Miri"));
+    // A race fails, whatever --no-gate says.
+    run.miri = Some(miri_of(&[0, 3], None));
+    for no_gate in [false, true] {
+        let opts = GateOptions {
+            no_gate,
+            ..Default::default()
+        };
+        let raced = verdict(&run, &opts);
+        assert_eq!(
+            raced.outcome(),
+            verdict::Outcome::Fail,
+            "{}",
+            raced.verdict_line()
+        );
+        assert!(raced.brief().contains("RACE"), "{}", raced.brief());
+        assert!(
+            raced
+                .brief()
+                .contains("reproduce: MIRIFLAGS=\"-Zmiri-seed=0"),
+            "{}",
+            raced.brief()
+        );
+    }
+    // --allow-races shows it, passes, and says it did.
+    let allowed = verdict(
+        &run,
+        &GateOptions {
+            allow_races: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(allowed.outcome(), verdict::Outcome::Pass);
+    assert!(
+        allowed
+            .verdict_line()
+            .contains("--allow-races: races under Miri in 1 locks shown, not failing"),
+        "{}",
+        allowed.verdict_line()
+    );
+    assert_eq!(allowed.json()["waived"].as_array().unwrap().len(), 1);
+    // What was not checked is NOT GATED (exit 1 under --require-gate).
+    run.miri = Some(miri_of(&[], Some("timed out")));
+    let unchecked = verdict(&run, &GateOptions::default());
+    assert_eq!(unchecked.outcome(), verdict::Outcome::NotGated);
+    assert_eq!(
+        unchecked.not_gated(),
+        ["1 locks not wholly checked under Miri"]
+    );
+}
+
+#[test]
+fn no_gate_waives_what_the_comparison_found_and_never_a_failed_check() {
+    let mut rng = Rng::new(7);
+    let mut side = |slow: f64| {
+        let values = (0..30).map(|_| rng.timing(100.0 * slow, 0.01)).collect();
+        one_suite(
+            "x86_64",
+            "native",
+            "atomic",
+            &[cell("single_thread", json!({"op": "cas"}), values)],
+        )
+    };
+    let (base, head) = (side(1.0), side(1.3));
+    let no_gate = GateOptions {
+        no_gate: true,
+        ..Default::default()
+    };
+    let strict = evaluate(&head, &Reference::Base(&base), &GateOptions::default()).unwrap();
+    assert_eq!(
+        strict.count(Verdict::Regression),
+        1,
+        "{}",
+        strict.terminal()
+    );
+    assert_eq!(strict.outcome(), verdict::Outcome::Fail);
+    let waived = evaluate(&head, &Reference::Base(&base), &no_gate).unwrap();
+    assert_eq!(waived.count(Verdict::Regression), 1);
+    assert_ne!(
+        waived.outcome(),
+        verdict::Outcome::Fail,
+        "{}",
+        waived.verdict_line()
+    );
+    assert!(waived.verdict_line().contains("--no-gate: 1 regressions"));
+    // A failed check is no comparison: --no-gate does not hide it.
+    let mut broken = head.clone();
+    broken.targets[0].suites[0] = suite_run(
+        "atomic",
+        &[],
+        vec![Check {
+            suite: "atomic".into(),
+            bench: "single_thread".into(),
+            case: json!({"op": "cas"}).as_object().unwrap().clone(),
+            name: "result".into(),
+            ok: false,
+            details: json!("3 != 4"),
+        }],
+    );
+    broken.targets[0].status = broken.targets[0].suites[0].status.clone();
+    let failed = evaluate(&broken, &Reference::Base(&base), &no_gate).unwrap();
+    assert_eq!(
+        failed.outcome(),
+        verdict::Outcome::Fail,
+        "{}",
+        failed.verdict_line()
+    );
 }

@@ -7,7 +7,7 @@
 //! content would not change is left as it is. One update at a time per
 //! baselines directory ([`baseline::UpdateLock`]); a second one is refused.
 
-use super::baseline::{self, Baseline, BaselineCell, Testbed, FORMAT};
+use crate::baseline::{self, Baseline, BaselineCell, Testbed, FORMAT};
 use crate::cells::{self, CellKey};
 use crate::commit::CommitId;
 use crate::results::{Run, Status, SuiteRun, TargetResult};

@@ -67,6 +67,22 @@ impl GateReport {
     /// What could gate here and was not compared, one phrase each.
     pub fn not_gated(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if self.unreferenced.is_none() {
+            out.extend(self.not_compared());
+        }
+        if self.models.error.is_some() {
+            out.push("the model check did not run".into());
+        }
+        if let Some(why) = self.miri.unchecked() {
+            out.push(why);
+        }
+        out
+    }
+
+    /// The counts and timing-family cells that had a reference and were
+    /// not compared.
+    fn not_compared(&self) -> Vec<String> {
+        let mut out = Vec::new();
         let counts_missed = self.counts_with_reference - self.counts_compared;
         if counts_missed > 0 {
             out.push(format!(
@@ -94,12 +110,6 @@ impl GateReport {
                 ),
             };
             out.push(format!("{which} ({why})"));
-        }
-        if self.models.error.is_some() {
-            out.push("the model check did not run".into());
-        }
-        if let Some(why) = self.miri.unchecked() {
-            out.push(why);
         }
         out
     }
@@ -231,6 +241,42 @@ impl GateReport {
 
     pub fn verdict_head(&self) -> String {
         let outcome = self.outcome();
+        let mut parts = Vec::new();
+        if let Some(why) = &self.unreferenced {
+            parts.push(format!("measured, not compared ({why})"));
+        } else {
+            parts.extend(self.compared_parts());
+        }
+        if self.models.ran {
+            let total = self.models.passed + self.models.violated.len();
+            parts.push(format!("{}/{total} models passed", self.models.passed));
+        }
+        if self.miri.ran && self.miri.not_checked.is_none() {
+            // A lock some client of which did not run is not race-free.
+            let clean = self
+                .miri
+                .locks
+                .iter()
+                .filter(|l| l.race.is_none() && l.not_checked.is_empty())
+                .count();
+            parts.push(format!(
+                "{clean}/{} locks race-free under Miri",
+                self.miri.locks.len()
+            ));
+        }
+        let mut line = format!("{}: {}", outcome.word(), parts.join(", "));
+        if let Some(crates) = &self.crates {
+            line = format!("{crates}: {}\n{line}", self.crate_changes().join(", "));
+        }
+        for w in self.waived() {
+            line.push_str(&format!("\n{w}"));
+        }
+        line
+    }
+
+    /// What the verdict rests on where the run was compared: counts,
+    /// timing-family cells, footprints.
+    fn compared_parts(&self) -> Vec<String> {
         let fewer = self
             .with(Verdict::Improvement)
             .filter(|c| c.kind().exact())
@@ -268,28 +314,7 @@ impl GateReport {
             "{} ordering footprints compared",
             self.footprints_compared
         ));
-        if self.models.ran {
-            let total = self.models.passed + self.models.violated.len();
-            parts.push(format!("{}/{total} models passed", self.models.passed));
-        }
-        if self.miri.ran && self.miri.not_checked.is_none() {
-            // A lock some client of which did not run is not race-free.
-            let clean = self
-                .miri
-                .locks
-                .iter()
-                .filter(|l| l.race.is_none() && l.not_checked.is_empty())
-                .count();
-            parts.push(format!(
-                "{clean}/{} locks race-free under Miri",
-                self.miri.locks.len()
-            ));
-        }
-        let mut line = format!("{}: {}", outcome.word(), parts.join(", "));
-        if let Some(crates) = &self.crates {
-            line = format!("{crates}: {}\n{line}", self.crate_changes().join(", "));
-        }
-        line
+        parts
     }
 
     /// [`GateReport::verdict_line`] with, when NOT GATED, what was not

@@ -37,9 +37,6 @@ pub struct Request {
     /// `--baselines`, or the checkout's `baselines/`.
     pub baselines: PathBuf,
     pub baselines_given: bool,
-    /// The gate's reports and requirements asked for (`--json`, ...):
-    /// `--crate` alone has no gate to give them.
-    pub gate_asked: Vec<&'static str>,
     /// `--require-gate`: a baseline commit this clone lacks is bad input.
     pub require_gate: bool,
 }
@@ -74,12 +71,6 @@ impl Job {
                 });
             }
         }
-        if r.krate.is_some() && r.against_crate.is_none() {
-            // Measured, not compared: nothing to gate or to report as a gate.
-            if let Some(flag) = r.gate_asked.first() {
-                return Err(JobError::NoGate { flag });
-            }
-        }
         crate::host::declared()?;
         let config = config::load(&r.config)?;
         let selected = select::targets(&config, r.targets.as_deref())?;
@@ -112,19 +103,10 @@ impl Job {
         if opts.against.is_none() && opts.crates.is_none() {
             let names: Vec<&crate::name::Name> = selected.iter().map(|s| &s.target.name).collect();
             let suite_names: Vec<&str> = suites.iter().map(|s| s.name).collect();
-            crate::gate::baseline::check_readable(&r.baselines, &names, &suite_names)?;
+            crate::baseline::check_readable(&r.baselines, &names, &suite_names)?;
             // A real-hardware target whose stored baselines compare takes
-            // the rounds its timing family needs to decide, look by look.
-            let (dir, names): (PathBuf, Vec<String>) = (
-                r.baselines.clone(),
-                suite_names.iter().map(|s| s.to_string()).collect(),
-            );
-            opts.stored = Some(std::sync::Arc::new(move |host, target| {
-                let suites: Vec<&str> = names.iter().map(String::as_str).collect();
-                Some(crate::gate::baseline::stored_timings(
-                    &dir, host, target, &suites,
-                ))
-            }));
+            // the rounds its timing cells need to decide, look by look.
+            opts.stored = Some(r.baselines.clone());
         }
         Ok(Job {
             config,

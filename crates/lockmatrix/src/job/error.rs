@@ -12,9 +12,6 @@ pub enum JobError {
     /// `shown` is the name cut to 80 characters, escaped for a terminal.
     #[error("--features `{shown}`: not a feature name; expected letters, digits, `_`, `-` and `/` (e.g. spinlock/broken-lock), comma-separated")]
     Feature { shown: String },
-    /// A gate's report or requirement (`flag`) asked of `--crate` alone.
-    #[error("{flag}: --crate without --against-crate measures the crate, it does not compare it, so there is no gate to report or require; give --against-crate SPEC for a gated A/B")]
-    NoGate { flag: &'static str },
     /// `LOCKMATRIX_TESTBED` is not a testbed's name.
     #[error(transparent)]
     Host(#[from] crate::host::HostError),
@@ -37,7 +34,7 @@ pub enum JobError {
     Toolchain(#[from] crate::toolchain::BadToolchain),
     /// A stored baseline the run would be gated against is corrupt.
     #[error(transparent)]
-    Baseline(#[from] crate::gate::baseline::BaselineError),
+    Baseline(#[from] crate::baseline::BaselineError),
     /// `which` is "selected" with `--suites`, else empty.
     #[error("--crate {label}: none of the {which} suites measures its locks (mutexes: spinlock, rwlocks: rwsem)")]
     NoCrateSuites { label: String, which: &'static str },

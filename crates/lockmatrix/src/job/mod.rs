@@ -47,9 +47,9 @@ pub enum End {
     /// tested nothing must not pass (bad input), unless a crate under test
     /// builds for none of them (`answered`): that answers the question.
     NothingRan { why: String, answered: bool },
-    /// `--crate` without `--against-crate`: measured, not compared.
-    Measured,
-    /// Compared with its reference.
+    /// Gated: compared with its reference, or with nothing (`--crate`
+    /// without `--against-crate`), where what needs no reference (checks,
+    /// models, races) still decides.
     Gated(Box<Gated>),
 }
 
@@ -168,8 +168,6 @@ impl Job {
             // (one target per CI job, say) has been answered, not refused.
             let answered = cannot_build_anywhere(&run, base.as_ref());
             End::NothingRan { why, answered }
-        } else if run.subject.is_some() && base.is_none() {
-            End::Measured
         } else {
             let g = Gating {
                 root: &self.request.root,

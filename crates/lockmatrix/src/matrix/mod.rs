@@ -19,7 +19,7 @@ mod site;
 mod target;
 pub mod worktree;
 
-pub use options::{Crates, Options, StoredBaselines};
+pub use options::{Crates, Options};
 pub use plan::rounds;
 pub use prepare::{packages_needed, prepare, PrepareError, Prepared, Subjects};
 pub use session::{run, Outcome, SessionError};

@@ -1,7 +1,6 @@
 //! How a run is asked for: the flags as the library takes them.
 
-use crate::host;
-use crate::results::{Profile, TargetResult};
+use crate::results::Profile;
 use crate::toolchain;
 use std::path::PathBuf;
 
@@ -27,21 +26,16 @@ pub struct Options {
     pub crates: Option<Crates>,
     /// `--toolchain`: the toolchains that may build the suites.
     pub toolchain: toolchain::Only,
-    /// A real-hardware target's comparable stored baselines, given the
-    /// machine and the target's record (read above the matrix, where the
-    /// baselines' format lives): its rounds then go on look by look.
-    pub stored: Option<StoredBaselines>,
+    /// The stored baselines' directory, when the run gates against them:
+    /// a real-hardware target whose baselines compare ([`crate::baseline::stored_timings`])
+    /// then runs its rounds look by look.
+    pub stored: Option<PathBuf>,
     /// With `--against`: stop a suite's pairs at the first look where the
     /// gate with these options has decided every family cell
     /// ([`crate::family`]). `None` records every round (the
     /// recordings `validate-gate` resamples).
     pub stop_when_decided: Option<crate::family::GateOptions>,
 }
-
-/// Where a run finds a real-hardware target's comparable stored baselines.
-pub type StoredBaselines = std::sync::Arc<
-    dyn Fn(&host::Host, &TargetResult) -> Option<crate::family::Stored> + Send + Sync,
->;
 
 /// The lock crate under test and the version to compare it with.
 #[derive(Clone)]

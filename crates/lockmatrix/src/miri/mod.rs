@@ -33,7 +33,7 @@ mod toolchain;
 
 pub use error::MiriError;
 pub use record::{Failure, MiriResult};
-pub use run::miriflags;
+pub use run::{miriflags, seed_miriflags};
 pub use toolchain::{find, Miri, Unavailable, INSTALL, TOOLCHAIN};
 
 use std::path::Path;
@@ -132,25 +132,84 @@ fn client(
     };
     let ran = run::client(miri, held, tree, c, timeout)?;
     result.secs = ran.secs;
-    let (unsupported, failing): (Vec<Failure>, Vec<Failure>) = ran
-        .seeds
-        .failing
-        .into_iter()
-        .partition(|f| record::unsupported(&f.error));
-    // Seeds run in parallel and report in any order: the lowest stands
-    // for the client, the same on every run.
-    result.failing_seeds = failing.iter().map(|f| f.seed).collect();
-    result.failing_seeds.sort_unstable();
-    result.first = failing.into_iter().min_by_key(|f| f.seed);
-    result.not_checked = match (ran.timed_out, unsupported.first(), ran.seeds.other) {
+    let seeds = ran.seeds;
+    let unsupported = seeds.errors.iter().find(|e| record::unsupported(e));
+    let only_unsupported = seeds.errors.iter().all(|e| record::unsupported(e));
+    let mut cannot_run = None;
+    if let (Some(u), true, Some(&lowest)) = (unsupported, only_unsupported, seeds.failing.first()) {
+        // Every error printed says Miri could not run the code: no seed
+        // found anything about the lock.
+        cannot_run = Some(format!("Miri cannot run it (seed {lowest}): {u}"));
+    } else if !seeds.failing.is_empty() {
+        let start = std::time::Instant::now();
+        let (first, unsupported_seeds) =
+            first_failure(miri, held, tree, c, &seeds.failing, timeout)?;
+        result.secs += start.elapsed().as_secs_f64();
+        result.failing_seeds = seeds.failing.clone();
+        result
+            .failing_seeds
+            .retain(|s| !unsupported_seeds.iter().any(|u| u.seed == *s));
+        result.first = first;
+        if result.failing_seeds.is_empty() {
+            cannot_run = unsupported_seeds
+                .first()
+                .map(|u| format!("Miri cannot run it (seed {}): {}", u.seed, u.error));
+        }
+    }
+    result.not_checked = match (ran.timed_out, cannot_run, seeds.other) {
         (true, _, _) => Some(format!(
             "timed out: {} s were up before its {} seeds were",
             timeout.as_secs(),
             c.seeds
         )),
-        (false, Some(u), _) => Some(format!("Miri cannot run it (seed {}): {}", u.seed, u.error)),
+        (false, Some(why), _) => Some(why),
         (false, None, Some(other)) => Some(format!("Miri failed: {other}")),
         (false, None, None) => None,
     };
     Ok(result)
 }
+
+/// Failing seeds run alone, lowest first, until one says what it failed
+/// with ([`SOLO_TRIES`] at most): the client's first failure, in that
+/// seed's own words, the same on every run; and the seeds that turned out
+/// to be Miri's own limits (an unsupported operation), not the lock's.
+fn first_failure(
+    miri: &Miri,
+    held: &run::Held,
+    tree: &Path,
+    c: &record::Listed,
+    failing: &[u32],
+    timeout: Duration,
+) -> Result<(Option<Failure>, Vec<Failure>), MiriError> {
+    let mut unexplained = None;
+    let mut unsupported = Vec::new();
+    for &seed in failing.iter().take(SOLO_TRIES) {
+        let Some(solo) = run::seed(miri, held, tree, c, seed, timeout)? else {
+            continue;
+        };
+        if record::unsupported(&solo.failure.error) {
+            unsupported.push(solo.failure);
+        } else if solo.known {
+            return Ok((Some(solo.failure), unsupported));
+        } else {
+            unexplained.get_or_insert(solo.failure);
+        }
+    }
+    // No seed tried said why: the lowest stands for the client, plainly
+    // unexplained, never another seed's words.
+    let first = unexplained.or_else(|| {
+        let lowest = *failing
+            .iter()
+            .find(|s| !unsupported.iter().any(|u| u.seed == **s))?;
+        Some(Failure {
+            seed: lowest,
+            error: "error: the seed failed under Miri, and alone it did not say why".into(),
+            at: None,
+        })
+    });
+    Ok((first, unsupported))
+}
+
+/// Failing seeds run alone for their own error, at most: each costs a
+/// second or so, and the first usually says it.
+const SOLO_TRIES: usize = 3;

@@ -111,53 +111,39 @@ pub struct Failure {
     pub at: Option<String>,
 }
 
-/// What one `-Zmiri-many-seeds` run said on stderr: the failing seeds
-/// with their first error, and a message where the run failed without
-/// any seed failing (the program did not build, a flag was refused).
+/// What one `-Zmiri-many-seeds` run said on stderr. Miri runs the seeds
+/// on parallel threads, so a seed's error can print after another seed's
+/// `FAILING SEED:` line, or between another's `Trying seed:` and its
+/// error: which error is whose cannot be told from the stream. What can be
+/// is which seeds failed (each `FAILING SEED: N` line is whole) and which
+/// errors were printed; a failing seed's own error comes from running it
+/// alone ([`parse_seed`]).
 #[derive(Debug, Default, PartialEq)]
 pub struct Seeds {
-    pub failing: Vec<Failure>,
+    /// The seeds that failed, lowest first.
+    pub failing: Vec<u32>,
+    /// The first line of every error and panic printed, in print order,
+    /// whoever's it was.
+    pub errors: Vec<String>,
+    /// Where the run failed without any seed failing (the program did
+    /// not build, a flag was refused): the exit status and first error.
     pub other: Option<String>,
 }
 
 /// Reads Miri's stderr of a many-seeds run that exited with `code`.
-/// Each failing seed's report ends with `FAILING SEED: N`; its first
-/// `error` line (and the `-->` location after it) is the failure.
 pub fn parse_seeds(stderr: &str, code: i32) -> Seeds {
     let mut seeds = Seeds::default();
-    let mut block: Vec<&str> = Vec::new();
     for line in stderr.lines() {
-        if line.starts_with("Trying seed:") {
-            continue;
-        }
         if let Some(n) = line.strip_prefix("FAILING SEED:") {
-            let error = block.iter().position(|l| l.starts_with("error"));
-            let (error, at) = match (panicked(&block), error) {
-                (Some(p), _) => p,
-                (None, Some(i)) => (
-                    block[i].to_string(),
-                    block[i + 1..]
-                        .iter()
-                        .find_map(|l| l.trim_start().strip_prefix("--> "))
-                        .map(str::to_string),
-                ),
-                (None, None) => (
-                    block
-                        .iter()
-                        .rfind(|l| !l.trim().is_empty())
-                        .map_or("error: the seed failed", |l| l)
-                        .to_string(),
-                    None,
-                ),
-            };
             if let Ok(seed) = n.trim().parse() {
-                seeds.failing.push(Failure { seed, error, at });
+                seeds.failing.push(seed);
             }
-            block.clear();
-            continue;
+        } else if line.contains(" panicked at ") || is_error(line) {
+            seeds.errors.push(line.to_string());
         }
-        block.push(line);
     }
+    seeds.failing.sort_unstable();
+    seeds.failing.dedup();
     if code != 0 && seeds.failing.is_empty() {
         let first = stderr
             .lines()
@@ -167,6 +153,57 @@ pub fn parse_seeds(stderr: &str, code: i32) -> Seeds {
         seeds.other = Some(format!("exit status {code}: {first}"));
     }
     seeds
+}
+
+/// A line that starts one of Miri's errors, not its closing count
+/// (`error: aborting due to 3 previous errors`).
+fn is_error(line: &str) -> bool {
+    line.starts_with("error") && !line.starts_with("error: aborting due to")
+}
+
+/// One seed run alone (`-Zmiri-seed=N`) that exited with `code`: its
+/// first error (or panic) and where, all of it this seed's own. `None`
+/// when it did not fail. A failure whose output names no error is
+/// `known: false`.
+pub fn parse_seed(stderr: &str, seed: u32, code: i32) -> Option<Solo> {
+    if code == 0 {
+        return None;
+    }
+    let lines: Vec<&str> = stderr.lines().collect();
+    let error = lines.iter().position(|l| is_error(l));
+    let (error, at, known) = match (panicked(&lines), error) {
+        (Some((p, at)), _) => (p, at, true),
+        (None, Some(i)) => (
+            lines[i].to_string(),
+            lines[i + 1..]
+                .iter()
+                .find_map(|l| l.trim_start().strip_prefix("--> "))
+                .map(str::to_string),
+            true,
+        ),
+        (None, None) => (
+            format!(
+                "error: exit status {code}: {}",
+                lines
+                    .iter()
+                    .rfind(|l| !l.trim().is_empty())
+                    .unwrap_or(&"no output")
+            ),
+            None,
+            false,
+        ),
+    };
+    Some(Solo {
+        failure: Failure { seed, error, at },
+        known,
+    })
+}
+
+/// A seed run alone: what it failed with, and whether Miri said what.
+#[derive(Debug, PartialEq)]
+pub struct Solo {
+    pub failure: Failure,
+    pub known: bool,
 }
 
 /// A seed's panic (the harness aborts on it: a wrong total, an assertion
@@ -197,34 +234,70 @@ pub fn unsupported(error: &str) -> bool {
 mod tests {
     use super::*;
 
-    const RACE: &str = "Trying seed: 0\nTrying seed: 7\nerror: Undefined Behavior: Data race detected between (1) non-atomic write on thread `unnamed-1` and (2) non-atomic read on thread `unnamed-2` at alloc1648\n  --> suites/harness/src/miri.rs:58:17\n   |\n58 |   let v = ...\n\nFAILING SEED: 7\nTrying seed: 6\nerror: Undefined Behavior: Data race detected again\n  --> src/lib.rs:3:1\nFAILING SEED: 3\n2/8 SEEDS FAILED\nerror: aborting due to 2 previous errors\n";
+    /// A real `-Zmiri-many-seeds=0..16` run of a ticket lock with every
+    /// ordering `Relaxed`, on 2 vCPUs: two seeds at a time, so errors and
+    /// `FAILING SEED:` lines interleave (seed 0's line comes after seed
+    /// 14's error, seed 7's after seed 8's).
+    const INTERLEAVED: &str = include_str!("testdata/many-seeds-interleaved.stderr");
+    /// Seed 0 of the same program run alone.
+    const ONE_SEED: &str = include_str!("testdata/one-seed.stderr");
 
     #[test]
-    fn failing_seeds_are_read_with_their_first_error_and_where() {
-        let s = parse_seeds(RACE, 1);
+    fn every_failing_seed_is_read_whatever_order_they_print_in() {
+        let s = parse_seeds(INTERLEAVED, 1);
+        assert_eq!(s.failing, (0..16).collect::<Vec<u32>>());
+        assert_eq!(s.errors.len(), 16);
+        assert!(s
+            .errors
+            .iter()
+            .all(|e| e.starts_with("error: Undefined Behavior: Data race")));
         assert_eq!(s.other, None);
-        assert_eq!(s.failing.iter().map(|f| f.seed).collect::<Vec<_>>(), [7, 3]);
-        assert!(s.failing[0]
-            .error
-            .starts_with("error: Undefined Behavior: Data race detected between"));
-        assert_eq!(
-            s.failing[0].at.as_deref(),
-            Some("suites/harness/src/miri.rs:58:17")
+        // The printed order is not the seeds' order: the proof that an
+        // error cannot be given to the seed whose line follows it.
+        let order: Vec<u32> = INTERLEAVED
+            .lines()
+            .filter_map(|l| l.strip_prefix("FAILING SEED: ")?.parse().ok())
+            .collect();
+        assert_ne!(order, s.failing, "{order:?}");
+        // Reordered whole (blocks shuffled, lines of two seeds swapped),
+        // the same seeds and errors are read.
+        let mut lines: Vec<&str> = INTERLEAVED.lines().collect();
+        lines.reverse();
+        let r = parse_seeds(&lines.join("\n"), 1);
+        assert_eq!(r.failing, s.failing);
+        assert_eq!(r.errors.len(), s.errors.len());
+    }
+
+    #[test]
+    fn a_seed_run_alone_gives_its_own_error_and_where() {
+        let solo = parse_seed(ONE_SEED, 0, 1).expect("it failed");
+        assert!(solo.known);
+        assert_eq!(solo.failure.seed, 0);
+        assert!(
+            solo.failure
+                .error
+                .starts_with("error: Undefined Behavior: Data race detected between"),
+            "{solo:?}"
         );
-        assert_eq!(s.failing[1].at.as_deref(), Some("src/lib.rs:3:1"));
+        assert_eq!(solo.failure.at.as_deref(), Some("src/main.rs:11:22"));
+        assert_eq!(parse_seed("", 3, 0), None);
+        // A failure that prints no error is said by its exit status, and
+        // known to be unexplained.
+        let bare = parse_seed("something\n", 3, 134).unwrap();
+        assert!(!bare.known);
+        assert_eq!(bare.failure.error, "error: exit status 134: something");
     }
 
     #[test]
     fn a_panicking_seed_is_said_by_its_message_and_where_it_panicked() {
-        let stderr = "Trying seed: 1\nthread '<unnamed>' (1001) panicked at /r/spin-0.5.2/src/rw_lock.rs:235:9:\nassertion `left == right` failed\n  left: 4\n right: 0\nnote: run with `RUST_BACKTRACE=1`\nerror: abnormal termination: the program aborted execution\n   --> suites/harness/src/miri.rs:133:9\nFAILING SEED: 1\n";
-        let s = parse_seeds(stderr, 1);
-        assert_eq!(s.failing.len(), 1);
+        let stderr = "thread '<unnamed>' (1001) panicked at /r/spin-0.5.2/src/rw_lock.rs:235:9:\nassertion `left == right` failed\n  left: 4\n right: 0\nnote: run with `RUST_BACKTRACE=1`\nerror: abnormal termination: the program aborted execution\n   --> suites/harness/src/miri.rs:133:9\n";
+        let s = parse_seed(stderr, 1, 1).unwrap();
         assert_eq!(
-            s.failing[0].error,
+            s.failure.error,
             "panic: assertion `left == right` failed; left: 4; right: 0"
         );
         assert_eq!(
-            s.failing[0].at.as_deref(),
+            s.failure.at.as_deref(),
             Some("/r/spin-0.5.2/src/rw_lock.rs:235:9")
         );
     }

@@ -9,7 +9,7 @@
 //! runs there.
 
 use super::error::MiriError;
-use super::record::{self, Listed, Seeds};
+use super::record::{self, Listed, Seeds, Solo};
 use super::toolchain::Miri;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -27,6 +27,12 @@ pub fn miriflags(seeds: u32, preemption_rate: f64) -> String {
     format!(
         "-Zmiri-many-seeds=0..{seeds} -Zmiri-many-seeds-keep-going -Zmiri-preemption-rate={preemption_rate} {FLAGS}"
     )
+}
+
+/// The Miri flags that run one seed of a client alone: its own output,
+/// and the command that reproduces it.
+pub fn seed_miriflags(seed: u32, preemption_rate: f64) -> String {
+    format!("-Zmiri-seed={seed} -Zmiri-preemption-rate={preemption_rate} {FLAGS}")
 }
 
 /// The target dir of the Miri builds.
@@ -197,5 +203,34 @@ pub fn client(
         seeds,
         timed_out: ran.timed_out,
         secs: ran.secs,
+    })
+}
+
+/// Runs one seed of one client alone, for at most `timeout`: what it
+/// failed with, in its own words (`None`: it did not fail, or its time
+/// ran out).
+pub fn seed(
+    miri: &Miri,
+    held: &Held,
+    tree: &Path,
+    c: &Listed,
+    seed: u32,
+    timeout: Duration,
+) -> Result<Option<Solo>, MiriError> {
+    let mut cmd = cargo_miri_run(
+        miri,
+        held,
+        tree,
+        c.suite.as_str(),
+        &["--lock", c.lock.as_str(), "--client", &c.client],
+    );
+    cmd.env("MIRIFLAGS", seed_miriflags(seed, c.preemption_rate));
+    let ran = execute(cmd, timeout).map_err(|e| MiriError::Build {
+        suite: c.suite.to_string(),
+        log: format!("error: cannot run cargo miri: {e}"),
+    })?;
+    Ok(match ran.timed_out {
+        true => None,
+        false => record::parse_seed(&ran.stderr, seed, ran.code.unwrap_or(-1)),
     })
 }

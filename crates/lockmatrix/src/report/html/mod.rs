@@ -252,7 +252,7 @@ mod tests {
             "{section}"
         );
         assert!(section.contains(
-            "<tr><td>parking_lot.RawRwLock</td><td>rwsem</td><td>parking_lot</td><td>1</td><td>8</td><td>2</td><td>1.5 s</td><td><span class=\"more\">RACE</span> client \"a writer &quot;waits&quot; &lt;b&gt;\", seed 3: error: Data race &lt;img src=x&gt; at src/lib.rs:3:1 &amp; &lt;here&gt;<br><code>MIRIFLAGS=\"-Zmiri-many-seeds=0..8 -Zmiri-many-seeds-keep-going -Zmiri-preemption-rate=0.01 -Zmiri-ignore-leaks\"</code></td></tr>"
+            "<tr><td>parking_lot.RawRwLock</td><td>rwsem</td><td>parking_lot</td><td>1</td><td>8</td><td>2</td><td>1.5 s</td><td><span class=\"more\">RACE</span> client \"a writer &quot;waits&quot; &lt;b&gt;\", seed 3: error: Data race &lt;img src=x&gt; at src/lib.rs:3:1 &amp; &lt;here&gt;<br><code>MIRIFLAGS=\"-Zmiri-seed=3 -Zmiri-preemption-rate=0.01 -Zmiri-ignore-leaks\"</code></td></tr>"
         ), "{section}");
         assert!(section.contains(
             "<span class=\"more\">NOT CHECKED</span> client &quot;a writer &quot;waits&quot; &lt;b&gt;&quot;: timed out &lt;60 s&gt;"

@@ -34,6 +34,8 @@
 //! with its samples on one line, so an update reads well in a diff. Samples
 //! are `null` where the suite could not compute a value.
 
+pub mod footprints;
+
 use crate::cells::{CellKey, RunCell, Summary};
 use crate::config::RunnerKind;
 use crate::file::FileError;
@@ -481,7 +483,7 @@ pub struct Baseline {
     pub cells: Vec<BaselineCell>,
     /// The ordering footprints (format 3; `None`: not recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub footprint: Option<super::ordering::Footprints>,
+    pub footprint: Option<footprints::Footprints>,
     /// SHA-256 of the suite binary that ran: a run of the same binary has
     /// the same counts, whatever compiler label either records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -711,7 +713,7 @@ pub fn to_text(b: &Baseline) -> String {
 
 /// The footprint block: one operation or counted cell per line, so that
 /// an ordering change reads as one changed line in a diff.
-fn footprint_text(f: &super::ordering::Footprints, out: &mut String) {
+fn footprint_text(f: &footprints::Footprints, out: &mut String) {
     fn list<T: Serialize>(name: &str, items: &[T], last: bool, out: &mut String) {
         out.push_str(&format!("    \"{name}\": ["));
         for (i, item) in items.iter().enumerate() {
