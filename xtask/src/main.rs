@@ -11,6 +11,7 @@
 mod show;
 mod commands;
 mod flags;
+mod interrupt;
 mod miri_setup;
 mod packages;
 mod progress;
@@ -24,6 +25,8 @@ fn main() -> ExitCode {
     // (`cargo xtask doctor | head`) instead of panicking on a broken pipe.
     // SAFETY: restoring the default disposition before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // Before any thread: an interrupted run removes what it made.
+    interrupt::install();
     let cli = Cli::parse();
     let result = commands::root().and_then(|root| match cli.command {
         Command::Matrix(args) => commands::matrix::run(&root, args),
@@ -37,9 +40,31 @@ fn main() -> ExitCode {
         Command::MutateOrderings(args) => commands::mutate_orderings::run(&root, args),
     });
     if let Err(e) = &result {
-        errln!("error: {e:#}");
+        errln!("error: {}", bounded(&format!("{e:#}")));
     }
     ExitCode::from(exit_status(&result))
+}
+
+/// The longest line of an error shown: every value an error echoes is
+/// bounded where it is taken from input; this bounds whatever was missed
+/// (a 5 MB value), and leaves whole what lockmatrix lists itself (the
+/// valid names of ten thousand targets take 150 kB).
+const LINE_LIMIT: usize = 256 << 10;
+
+/// `message` with each line cut at [`LINE_LIMIT`] characters.
+fn bounded(message: &str) -> String {
+    message
+        .lines()
+        .map(|l| match l.char_indices().nth(LINE_LIMIT) {
+            Some((i, _)) => format!(
+                "{}... ({} more characters)",
+                &l[..i],
+                l[i..].chars().count()
+            ),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A command's result as the exit status the header above gives it.
@@ -53,7 +78,19 @@ fn exit_status(result: &anyhow::Result<bool>) -> u8 {
 
 #[cfg(test)]
 mod tests {
-    use super::exit_status;
+    use super::{bounded, exit_status, LINE_LIMIT};
+
+    #[test]
+    fn an_error_line_is_bounded() {
+        let long = format!("a\n{}\nb", "x".repeat(5 << 20));
+        let shown = bounded(&long);
+        assert!(
+            shown.lines().all(|l| l.len() < LINE_LIMIT + 40),
+            "{}",
+            shown.len()
+        );
+        assert!(shown.starts_with("a\n") && shown.ends_with("characters)\nb"));
+    }
 
     #[test]
     fn exit_status_is_0_all_good_1_something_failed_2_an_error() {

@@ -194,47 +194,6 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
     parse(path, &text)
 }
 
-/// serde's message with each quoted value (`"..."` or `` `...` ``) longer
-/// than a word replaced by its length: a file that is no targets file at
-/// all (`--config /etc/passwd`) is named, never echoed.
-fn without_long_values(why: &str) -> String {
-    const SHOWN: usize = 40;
-    let mut out = String::new();
-    let mut rest = why;
-    while let Some(open) = rest.find(['"', '`']) {
-        let quote = rest[open..].chars().next().unwrap_or('"');
-        out.push_str(&rest[..open]);
-        let body = &rest[open + 1..];
-        // The closing quote: the next one not escaped.
-        let mut close = None;
-        let mut escaped = false;
-        for (i, c) in body.char_indices() {
-            match c {
-                '\\' if !escaped => escaped = true,
-                c if c == quote && !escaped => {
-                    close = Some(i);
-                    break;
-                }
-                _ => escaped = false,
-            }
-        }
-        let end = close.unwrap_or(body.len());
-        let value = &body[..end];
-        let count = value.chars().count();
-        // A name's own message shortened it already (`…`): kept as it is.
-        if count > SHOWN && !value.ends_with('…') {
-            out.push_str(&format!("of {count} characters"));
-        } else {
-            out.push(quote);
-            out.push_str(value);
-            out.push(quote);
-        }
-        rest = body.get(end + 1..).unwrap_or("");
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Parses the text of a targets file; `path` is only used in messages. A
 /// leading byte-order mark is skipped; size and nesting are checked
 /// ([`bounds`]) before serde_norway reads it.
@@ -254,7 +213,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         ConfigError::Syntax {
             path: path.to_path_buf(),
             place,
-            why: without_long_values(&why),
+            why: crate::escape::without_values(&why),
         }
     })?;
     let mut config = Config {
@@ -593,10 +552,8 @@ impl Rule {
         if ok && !(self == Rule::Triple && v.split('-').count() < 2) {
             return Ok(());
         }
-        let shown: String = v.chars().take(40).collect();
-        let more = if count > 40 { "..." } else { "" };
         Err(BadValue::Form {
-            shown: format!("{shown}{more}"),
+            shown: crate::escape::echo(v),
             expected,
         })
     }
@@ -672,17 +629,26 @@ mod tests {
             e.starts_with("/etc/passwd:1:1: invalid type: string of 79 characters, expected"),
             "{e}"
         );
-        // Short values are still shown, as they say what is wrong.
-        let shortened = format!("name `{}…`: too long", "a".repeat(80));
-        assert_eq!(without_long_values(&shortened), shortened);
-        assert_eq!(
-            without_long_values("unknown field `runer`, expected `runner`"),
-            "unknown field `runer`, expected `runner`"
-        );
-        assert_eq!(
-            without_long_values("invalid type: string \"a \\\" b\", expected u64"),
-            "invalid type: string \"a \\\" b\", expected u64"
-        );
+        // What was found is named by its length, whatever its length: a
+        // 40-character token is no more shown than a longer line.
+        let token = format!("ghp_{}", "a1".repeat(18));
+        for text in [
+            format!("https://alice:{token}@github.com\n"),
+            format!("{token}\n"),
+            format!("{token}: 1\n"),
+        ] {
+            let e = parse(Path::new("creds"), &text).unwrap_err().to_string();
+            assert!(!e.contains("ghp_"), "{e}");
+            assert!(e.starts_with("creds:1:1: "), "{e}");
+        }
+        // A typo of a field is still named, as it says what is wrong.
+        let e = parse(
+            Path::new("t.yaml"),
+            &GOOD.replace("runner: qemu", "runer: qemu"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("unknown field `runer`, expected one of"), "{e}");
     }
 
     const GOOD: &str = "\
@@ -716,9 +682,10 @@ targets:
     fn parses_the_committed_targets_file() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let c = load(&root.join("targets.yaml")).unwrap();
-        // 11 targets, and the CPU variants of aarch64, powerpc64le and s390x.
+        // 12 targets (aarch64-native among them), and the CPU variants of
+        // aarch64, powerpc64le and s390x.
         let bases = c.targets.iter().filter(|t| t.variant.is_none()).count();
-        assert_eq!((bases, c.targets.len()), (11, 17));
+        assert_eq!((bases, c.targets.len()), (12, 18));
         // alpha alone has no Rust backend.
         let no_rust: Vec<&str> = c
             .targets

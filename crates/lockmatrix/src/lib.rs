@@ -26,7 +26,8 @@
 //! - [`container`]: the whole matrix inside a Podman or Docker image that
 //!   carries the apt path's toolchain, for hosts apt-get cannot serve.
 //!
-//! [`observe`] carries progress out to whoever shows it; [`host`] records
+//! [`observe`] carries progress out to whoever shows it; [`scratch`] is
+//! what a run makes that must not outlive it; [`host`] records
 //! the machine a run happened on; [`file`] writes files whole; [`commit`]
 //! is a commit id read from a file, and whether it is in HEAD's history;
 //! [`error`] prints a typed error with its causes, as the command line does.
@@ -61,6 +62,7 @@ pub mod readiness;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod scratch;
 pub mod select;
 pub mod strictness;
 pub mod subject;

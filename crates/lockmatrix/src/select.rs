@@ -15,6 +15,10 @@ pub enum SelectError {
     },
     #[error("--targets selected nothing")]
     NoTargets,
+    /// Every target `--targets` selected is native to another
+    /// architecture: nothing could run here.
+    #[error("--targets {names}: {why}; nothing else is selected, so nothing would run here")]
+    Elsewhere { names: String, why: String },
     /// `valid` is comma-separated, after `all`.
     #[error("unknown suite '{name}' in --suites. Valid suites: all, {valid}")]
     UnknownSuite { name: String, valid: String },
@@ -106,14 +110,75 @@ pub struct Selected {
     pub skip: Option<String>,
 }
 
+/// Why this host cannot run `t`: a native target of another architecture
+/// (a native aarch64 target is for arm64 hardware, as CI's
+/// `ubuntu-24.04-arm` runners; an x86_64 host runs i686 binaries too).
+pub fn elsewhere(t: &Target) -> Option<String> {
+    elsewhere_on(t, std::env::consts::ARCH)
+}
+
+fn elsewhere_on(t: &Target, host: &str) -> Option<String> {
+    if t.runner != crate::config::RunnerKind::Native {
+        return None;
+    }
+    let arch = t.triple.split('-').next().unwrap_or("");
+    let here = arch == host || (host == "x86_64" && matches!(arch, "i686" | "i586"));
+    (!here).then(|| {
+        format!(
+            "a native {arch} target, and this host is {host}: it runs on {arch} hardware (CI's runners for it)"
+        )
+    })
+}
+
+/// The one line that says which enabled native targets of another
+/// architecture a selection left out (`--targets` as given, `None` the
+/// default), if any: not run here, never a failure.
+pub fn left_out(config: &Config, names: Option<&str>) -> Option<String> {
+    left_out_on(config, names, std::env::consts::ARCH)
+}
+
+fn left_out_on(config: &Config, names: Option<&str>, host: &str) -> Option<String> {
+    let named: Vec<&str> = names.map_or(Vec::new(), |n| n.split(',').map(str::trim).collect());
+    let out: Vec<&str> = config
+        .targets
+        .iter()
+        .filter(|t| t.enabled && !named.contains(&t.name.as_str()))
+        .filter(|t| elsewhere_on(t, host).is_some())
+        .filter(|t| {
+            names.is_none()
+                || named
+                    .iter()
+                    .any(|n| *n == "all" || *n == t.class.as_str() || *n == t.triple.as_str())
+        })
+        .map(|t| t.name.as_str())
+        .collect();
+    (!out.is_empty()).then(|| {
+        format!(
+            "left out here: {} (native targets of another architecture; CI runs them on their own hardware, `--targets NAME` on such a host runs them)",
+            out.join(", ")
+        )
+    })
+}
+
 /// Resolves `--targets`: full triples, short names, classes, or `all`,
 /// comma-separated. `None` selects the enabled targets and lists the
-/// disabled ones as not run. Order follows `targets.yaml`.
+/// disabled ones as not run. Order follows `targets.yaml`. A native target
+/// of another architecture than this host's is left out unless named
+/// ([`left_out`] says so in one line); named, it is not run, saying why.
 pub fn targets(config: &Config, names: Option<&str>) -> Result<Vec<Selected>, SelectError> {
+    targets_on(config, names, std::env::consts::ARCH)
+}
+
+fn targets_on(
+    config: &Config,
+    names: Option<&str>,
+    host: &str,
+) -> Result<Vec<Selected>, SelectError> {
     let Some(names) = names else {
         return Ok(config
             .targets
             .iter()
+            .filter(|t| !t.enabled || elsewhere_on(t, host).is_none())
             .map(|t| Selected {
                 target: t.clone(),
                 skip: (!t.enabled).then(|| "disabled in targets.yaml".to_string()),
@@ -172,19 +237,38 @@ pub fn targets(config: &Config, names: Option<&str>) -> Result<Vec<Selected>, Se
     if all {
         wanted.fill(true);
     }
+    let named: std::collections::HashSet<&str> = names.split(',').map(str::trim).collect();
+    for (i, t) in config.targets.iter().enumerate() {
+        // Selected by a class, a triple or `all`: left out, in one line.
+        if elsewhere_on(t, host).is_some() && !named.contains(t.name.as_str()) {
+            wanted[i] = false;
+        }
+    }
     if !wanted.contains(&true) {
         return Err(SelectError::NoTargets);
     }
-    Ok(config
+    let selected: Vec<Selected> = config
         .targets
         .iter()
         .zip(wanted)
         .filter(|(_, w)| *w)
         .map(|(t, _)| Selected {
             target: t.clone(),
-            skip: None,
+            skip: elsewhere_on(t, host),
         })
-        .collect())
+        .collect();
+    // Only targets this host cannot run: said before anything is made.
+    if let Some(why) = selected
+        .iter()
+        .map(|s| s.skip.clone())
+        .collect::<Option<Vec<_>>>()
+    {
+        return Err(SelectError::Elsewhere {
+            names: names.to_string(),
+            why: why.join("; "),
+        });
+    }
+    Ok(selected)
 }
 
 /// Resolves `--suites` (comma-separated names or `all`).
@@ -237,12 +321,68 @@ mod tests {
     }
 
     #[test]
+    fn a_native_target_of_another_architecture_is_left_out_in_one_line() {
+        let c = config();
+        let native = c
+            .targets
+            .iter()
+            .find(|t| t.name.as_str() == "aarch64-native")
+            .unwrap();
+        assert!(native.enabled);
+        // On an x86_64 host: out of the default selection and of a class,
+        // said in one line; named, not run, with why.
+        let all = targets_on(&c, None, "x86_64").unwrap();
+        assert!(!names(&all).contains(&"aarch64-native"));
+        assert!(names(&all).contains(&"aarch64") && names(&all).contains(&"x86_64"));
+        let line = left_out_on(&c, None, "x86_64").unwrap();
+        assert!(
+            line.starts_with("left out here: aarch64-native (native targets"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+        let class = targets_on(&c, Some("arm64"), "x86_64").unwrap();
+        assert!(!names(&class).contains(&"aarch64-native"));
+        assert!(left_out_on(&c, Some("arm64"), "x86_64").is_some());
+        assert!(left_out_on(&c, Some("x86_64"), "x86_64").is_none());
+        let alone = targets_on(&c, Some("aarch64-native"), "x86_64").unwrap_err();
+        assert!(
+            alone.to_string().starts_with(
+                "--targets aarch64-native: a native aarch64 target, and this host is x86_64"
+            ),
+            "{alone}"
+        );
+        let named = targets_on(&c, Some("x86_64,aarch64-native"), "x86_64").unwrap();
+        assert_eq!(names(&named), ["x86_64", "aarch64-native"]);
+        let why = named[1].skip.as_deref().unwrap();
+        assert!(
+            why.starts_with("a native aarch64 target, and this host is x86_64"),
+            "{why}"
+        );
+        assert!(left_out_on(&c, Some("aarch64-native"), "x86_64").is_none());
+        // On an arm64 host (CI's runner) it runs, and x86_64 is the one
+        // left out; i686 runs natively on x86_64.
+        let arm = targets_on(&c, None, "aarch64").unwrap();
+        assert!(names(&arm).contains(&"aarch64-native"));
+        assert!(!names(&arm).contains(&"x86_64"));
+        assert!(
+            targets_on(&c, Some("aarch64-native"), "aarch64").unwrap()[0]
+                .skip
+                .is_none()
+        );
+        let mut i686 = native.clone();
+        i686.triple = crate::name::known("i686-unknown-linux-gnu");
+        assert!(elsewhere_on(&i686, "x86_64").is_none());
+    }
+
+    #[test]
     fn names_triples_and_classes_select_in_file_order() {
         let c = config();
+        // On an x86_64 host, which leaves aarch64-native out.
+        let targets = |c: &Config, n| targets_on(c, n, "x86_64");
         let sel = targets(&c, Some("mips,x86_64,powerpc64-unknown-linux-gnu")).unwrap();
         assert_eq!(names(&sel), ["x86_64", "powerpc64", "mips32", "mips64el"]);
-        assert_eq!(targets(&c, Some("all")).unwrap().len(), c.targets.len());
-        assert_eq!(targets(&c, None).unwrap().len(), c.targets.len());
+        assert_eq!(targets(&c, Some("all")).unwrap().len(), c.targets.len() - 1);
+        assert_eq!(targets(&c, None).unwrap().len(), c.targets.len() - 1);
         // A class takes the variants along; a name is that target alone.
         let sel = targets(&c, Some("arm64")).unwrap();
         assert_eq!(names(&sel), ["aarch64", "aarch64-llsc", "aarch64-lse"]);

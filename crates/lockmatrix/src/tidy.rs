@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 /// `gate` share a layer: the run never reads a verdict, the gate never
 /// runs anything.
 const LAYERS: &[&[&str]] = &[
-    &["name", "file", "observe", "cache", "escape", "error"],
+    &[
+        "name", "file", "observe", "cache", "escape", "error", "scratch",
+    ],
     &["commit", "config", "protocol", "toolchain"],
     &["strictness"],
     &[

@@ -20,8 +20,15 @@ use std::path::{Path, PathBuf};
 pub struct Plan {
     /// Why the container (one line).
     why: String,
-    /// Directories the arguments name, to mount.
+    /// `--results`, created only once the engine and the image are ready.
+    results: PathBuf,
+    /// Other directories the arguments name, to mount.
     mounts: Vec<PathBuf>,
+    /// The ssh keys of the selected ssh targets, mounted read-only.
+    keys: Vec<PathBuf>,
+    /// `--crate` and `--against-crate` as given.
+    krate: Option<String>,
+    against_crate: Option<String>,
 }
 
 /// The toolchains `--toolchain` admits.
@@ -48,10 +55,49 @@ pub fn choose(
             None => return Ok(None),
         },
     };
+    let results = resolve(root, &args.results);
+    mountable("--results", &results)?;
     Ok(Some(Plan {
         why,
+        results,
         mounts: mounts(root, args)?,
+        keys: ssh_keys(selected)?,
+        krate: args.krate.clone(),
+        against_crate: args.against_crate.clone(),
     }))
+}
+
+/// Refuses a path the container cannot mount at its own path, before
+/// anything is created.
+fn mountable(what: &str, path: &Path) -> Result<()> {
+    Ok(lockmatrix::container::invoke::mountable(what, path)?)
+}
+
+/// The keys of the selected ssh targets (`LOCKMATRIX_SSH_KEY_<NAME>`,
+/// else `LOCKMATRIX_SSH_KEY`), to mount read-only at their own paths, as
+/// the run inside reads them there.
+fn ssh_keys(selected: &[Selected]) -> Result<Vec<PathBuf>> {
+    let mut keys = Vec::new();
+    for s in selected.iter().filter(|s| s.skip.is_none()) {
+        if s.target.runner != lockmatrix::config::RunnerKind::Ssh {
+            continue;
+        }
+        let Some(key) = lockmatrix::runner::ssh::key_for(&s.target) else {
+            continue;
+        };
+        if !key.is_absolute() {
+            bail!(
+                "{}={}: the container reads the key at the path the variable names; give an absolute path",
+                lockmatrix::runner::ssh::key_variable(&s.target.name),
+                key.display()
+            );
+        }
+        mountable(&lockmatrix::runner::ssh::key_variable(&s.target.name), &key)?;
+        if key.is_file() && !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    Ok(keys)
 }
 
 /// Why `--backend auto` takes the container for `selected`: a target
@@ -155,20 +201,32 @@ pub fn doctor_lines(
 /// results, the config's, the baselines, the reports', the git repository
 /// of a worktree and a `@path:` crate.
 fn mounts(root: &Path, args: &MatrixArgs) -> Result<Vec<PathBuf>> {
-    let results = resolve(root, &args.results);
-    std::fs::create_dir_all(&results)
-        .map_err(|e| anyhow::anyhow!("--results {}: {e}", results.display()))?;
-    let mut paths = vec![results];
+    let mut paths = Vec::new();
     let config = resolve(root, &args.selection.config);
+    mountable("--config", &config)?;
     paths.extend(config.parent().map(Path::to_path_buf));
-    paths.extend(args.gate.baselines.as_deref().map(|b| resolve(root, b)));
-    for out in [&args.gate.json, &args.gate.markdown, &args.gate.pr_comment]
-        .into_iter()
-        .flatten()
-        .filter(|p| p.as_os_str() != "-")
-    {
-        paths.extend(resolve(root, out).parent().map(Path::to_path_buf));
+    if let Some(b) = args.gate.baselines.as_deref() {
+        let b = resolve(root, b);
+        mountable("--baselines", &b)?;
+        paths.push(b);
     }
+    for (flag, out) in [
+        ("--json", &args.gate.json),
+        ("--markdown", &args.gate.markdown),
+        ("--pr-comment", &args.gate.pr_comment),
+    ] {
+        let Some(out) = out.as_deref().filter(|p| p.as_os_str() != "-") else {
+            continue;
+        };
+        let out = resolve(root, out);
+        mountable(flag, &out)?;
+        paths.extend(out.parent().map(Path::to_path_buf));
+    }
+    mountable("the checkout", root)?;
+    mountable("the current directory", &std::env::current_dir()?)?;
+    mountable("the cache", &lockmatrix::cache::dir()?)?;
+    let cargo_home = lockmatrix::container::invoke::cargo_home(Path::new("/"));
+    mountable("CARGO_HOME", &cargo_home)?;
     // A checkout that is a git worktree keeps its repository elsewhere.
     if let Ok(out) = std::process::Command::new("git")
         .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
@@ -182,7 +240,9 @@ fn mounts(root: &Path, args: &MatrixArgs) -> Result<Vec<PathBuf>> {
     }
     for spec in [&args.krate, &args.against_crate].into_iter().flatten() {
         if let Some((_, dir)) = spec.split_once("@path:") {
-            paths.push(resolve(root, Path::new(dir)));
+            let dir = resolve(root, Path::new(dir));
+            mountable("--crate", &dir)?;
+            paths.push(dir);
         }
     }
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
@@ -207,7 +267,7 @@ pub fn ready_image(root: &Path, config: &Config) -> Result<(Engine, String)> {
     };
     let tag = match image::built(&engine, &inputs) {
         Some(tag) => {
-            say(engine.probe_run(&tag)?);
+            say(probe(&mut engine, &tag)?);
             tag
         }
         None => {
@@ -220,6 +280,10 @@ pub fn ready_image(root: &Path, config: &Config) -> Result<(Engine, String)> {
                     base
                 }
                 image::Base::Debootstrap(why) => {
+                    if toolchain::which("debootstrap").is_none() && packages::can_install() {
+                        errln!("container: debootstrap makes the base here; installing it as the apt path installs its packages");
+                        packages::ensure(&["debootstrap".to_string()])?;
+                    }
                     errln!(
                         "container: no registry gives {} ({why}): making {} with `debootstrap --variant=minbase bookworm` (about 1 min; log {})",
                         image::REGISTRY_BASE,
@@ -230,7 +294,7 @@ pub fn ready_image(root: &Path, config: &Config) -> Result<(Engine, String)> {
                     image::LOCAL_BASE
                 }
             };
-            say(engine.probe_run(base)?);
+            say(probe(&mut engine, base)?);
             errln!(
                 "container: building {} from {} with rustc-web {} (once per machine; about 6 min and 4.7 GB here; log {})",
                 inputs.tag(base),
@@ -242,6 +306,23 @@ pub fn ready_image(root: &Path, config: &Config) -> Result<(Engine, String)> {
         }
     };
     Ok((engine, tag))
+}
+
+/// [`Engine::probe_run`], installing what it names missing (runc, where
+/// Debian's podman brought crun) the way the apt path installs packages
+/// when it can, then trying again; else its error, which names the
+/// package and its install command.
+fn probe(engine: &mut Engine, image: &str) -> Result<Vec<String>> {
+    match engine.probe_run(image) {
+        Err(container::setup::SetupError::Missing { package, why, .. })
+            if packages::can_install() =>
+        {
+            errln!("container: {why}; installing {package} as the apt path installs its packages");
+            packages::ensure(&[package.to_string()])?;
+            Ok(engine.probe_run(image)?)
+        }
+        other => Ok(other?),
+    }
 }
 
 /// Every package the config names: one image serves every selection.
@@ -266,18 +347,54 @@ impl Plan {
             labelled(&facts)
         );
         let cache = lockmatrix::cache::check()?.join("container");
+        // SAFETY: getuid has no preconditions.
+        if !self.keys.is_empty()
+            && engine.kind == container::Kind::Docker
+            && unsafe { libc::getuid() } != 0
+        {
+            bail!("ssh targets cannot run in Docker as a user other than root here: the matrix runs as --user {} in the image, which has no such user, and ssh refuses to run without one; use Podman (LOCKMATRIX_ENGINE=podman), or run those targets with --backend apt", unsafe { libc::getuid() });
+        }
+        // Only now, the engine and the image ready, is anything created.
+        std::fs::create_dir_all(&self.results)
+            .map_err(|e| anyhow::anyhow!("--results {}: {e}", self.results.display()))?;
+        let mut mounts = self.mounts;
+        let results = self.results.canonicalize()?;
+        if !results.starts_with(root.canonicalize()?) {
+            mounts.push(results);
+        }
+        let cwd = std::env::current_dir()?;
+        // A --crate git URL's credentials: a private file, mounted
+        // read-only, never the command line (`subject::credentials`).
+        lockmatrix::subject::credentials::prune(&cache);
+        let specs: Vec<lockmatrix::subject::Spec> = [&self.krate, &self.against_crate]
+            .into_iter()
+            .flatten()
+            .filter_map(|s| lockmatrix::subject::parse(s, &cwd).ok())
+            .collect();
+        let credentials =
+            lockmatrix::subject::credentials::write(&specs.iter().collect::<Vec<_>>(), &cache)?;
+        let mut read_only = self.keys;
+        let mut env = Vec::new();
+        if let Some(f) = &credentials {
+            read_only.push(f.path().to_path_buf());
+            env.push((
+                lockmatrix::subject::credentials::VARIABLE.to_string(),
+                f.path().into(),
+            ));
+        }
         errln!(
             "container: the matrix runs inside, its cache {}; the image's cargo builds the xtask there first (a few minutes the first time)",
             cache.display()
         );
-        let cwd = std::env::current_dir()?;
         let invocation = Invocation {
             engine: &engine,
             image: &tag,
             root,
             cwd: &cwd,
             cache: &cache,
-            mounts: self.mounts,
+            mounts,
+            read_only,
+            env,
             args: matrix_args(),
         };
         let status = invocation

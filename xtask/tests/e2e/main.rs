@@ -20,6 +20,7 @@ mod container;
 mod gate;
 mod hostile_config;
 mod hostile_round4;
+mod hostile_round5;
 mod html;
 mod insns;
 mod lock_crate;

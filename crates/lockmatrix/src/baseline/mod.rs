@@ -129,16 +129,20 @@ pub enum BaselineError {
 pub enum Corrupt {
     #[error("not UTF-8 text")]
     NotUtf8,
-    #[error("not JSON")]
-    NotJson(#[source] serde_json::Error),
-    /// A `format` this xtask does not read, as the file writes it.
+    /// serde's words, without the values it quotes
+    /// ([`crate::escape::without_values`]).
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    /// A `format` this xtask does not read, as [`crate::escape::echo`]
+    /// shows it.
     #[error("format {0}: this xtask reads formats {oldest} to {newest}", oldest = OLDEST_FORMAT, newest = FORMAT)]
     Format(String),
     #[error("no `format` field: not a lockmatrix baseline")]
     NoFormat,
-    /// JSON, but not of a baseline (serde's words in the source).
-    #[error("not a lockmatrix baseline")]
-    NotABaseline(#[source] serde_json::Error),
+    /// JSON, but not of a baseline: serde's words, without the values
+    /// it quotes.
+    #[error("not a lockmatrix baseline: {0}")]
+    NotABaseline(String),
     /// The baseline of another target or suite.
     #[error("it holds target `{target}` suite `{suite}`, expected target `{want_target}` suite `{want_suite}`")]
     Elsewhere {
@@ -569,15 +573,18 @@ pub fn check_readable(
 }
 
 fn parse(text: &str, target: &str, suite: &str) -> Result<Baseline, Corrupt> {
-    let value: Value = serde_json::from_str(text).map_err(Corrupt::NotJson)?;
+    let named = |e: serde_json::Error| crate::escape::without_values(&e.to_string());
+    let value: Value = serde_json::from_str(text).map_err(|e| Corrupt::NotJson(named(e)))?;
     match value.get("format") {
         Some(Value::Number(n))
             if n.as_u64()
                 .is_some_and(|f| (OLDEST_FORMAT as u64..=FORMAT as u64).contains(&f)) => {}
-        Some(other) => return Err(Corrupt::Format(other.to_string())),
+        Some(Value::Number(n)) => return Err(Corrupt::Format(n.to_string())),
+        Some(other) => return Err(Corrupt::Format(crate::escape::echo(&other.to_string()))),
         None => return Err(Corrupt::NoFormat),
     }
-    let mut b: Baseline = serde_json::from_str(text).map_err(Corrupt::NotABaseline)?;
+    let mut b: Baseline =
+        serde_json::from_str(text).map_err(|e| Corrupt::NotABaseline(named(e)))?;
     if b.target != target || b.suite != suite {
         return Err(Corrupt::Elsewhere {
             target: b.target.to_string(),
@@ -815,11 +822,17 @@ impl UpdateLock {
 }
 
 /// Blocks the signals a user or CI sends to stop a command (INT, TERM,
-/// HUP, QUIT) until dropped, when they are delivered.
-struct HoldSignals(libc::sigset_t);
+/// HUP, QUIT) until dropped, when they are delivered; where the command
+/// line takes them on a thread of its own, holds [`crate::scratch::hold`],
+/// which that thread waits for before the process dies.
+struct HoldSignals {
+    old: libc::sigset_t,
+    _held: std::sync::RwLockReadGuard<'static, ()>,
+}
 
 impl HoldSignals {
     fn new() -> HoldSignals {
+        let held = crate::scratch::hold();
         // SAFETY: plain libc calls on a local, zero-initialised signal set.
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
@@ -829,7 +842,7 @@ impl HoldSignals {
             }
             let mut old: libc::sigset_t = std::mem::zeroed();
             libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-            HoldSignals(old)
+            HoldSignals { old, _held: held }
         }
     }
 }
@@ -837,7 +850,7 @@ impl HoldSignals {
 impl Drop for HoldSignals {
     fn drop(&mut self) {
         // SAFETY: restores the mask saved in `new`.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
     }
 }
 

@@ -76,6 +76,29 @@ pub const ACTIONS: &[(&str, Action)] = &[
     ),
 ];
 
+/// A script a job downloads and runs, pinned by the sha256 of its bytes:
+/// the job checks the hash before it runs a byte of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Installer {
+    pub url: &'static str,
+    pub sha256: &'static str,
+    /// The release it is, for people and for updates.
+    pub version: &'static str,
+}
+
+/// rustup's installer as `https://sh.rustup.rs` serves it, at the commit
+/// of rustup's release tag 1.29.0 (28d1352dbcb4), and the sha256 of
+/// `rustup-init.sh` there (`git show 1.29.0:rustup-init.sh | sha256sum`
+/// in a clone of rust-lang/rustup). It fetches rustup itself from
+/// static.rust-lang.org over TLS, and rustup checks every toolchain
+/// component against the channel's hashes. To move it: the new tag's
+/// commit and hash, then `cargo xtask ci generate`.
+pub const RUSTUP_INIT: Installer = Installer {
+    url: "https://raw.githubusercontent.com/rust-lang/rustup/28d1352dbcb436d3111c3594b9e1588e94950464/rustup-init.sh",
+    sha256: "6c30b75a75b28a96fd913a037c8581b580080b6ee9b8169a3c0feb1af7fe8caf",
+    version: "1.29.0",
+};
+
 /// The jobs whose checkout keeps its credential because a later step
 /// pushes with it: none. The baselines workflow's `update` job pushes a
 /// branch through peter-evans/create-pull-request, which sets its own
@@ -104,6 +127,14 @@ pub enum Problem {
     Persists { file: PathBuf, job: String },
     /// The file is not YAML that GitHub could read.
     Unreadable { file: PathBuf, why: String },
+    /// A job's container image named by tag alone, not by digest.
+    ImageByTag {
+        file: PathBuf,
+        line: usize,
+        image: String,
+    },
+    /// A download piped into a shell: its bytes run unchecked.
+    PipedToShell { file: PathBuf, line: usize },
 }
 
 impl fmt::Display for Problem {
@@ -127,6 +158,16 @@ impl fmt::Display for Problem {
             Problem::Unreadable { file, why } => {
                 write!(f, "{}: not a readable workflow: {why}", file.display())
             }
+            Problem::ImageByTag { file, line, image } => write!(
+                f,
+                "{}:{line}: container image `{image}` is not pinned: expected name:tag@sha256:<64 hex> (ci/jobs.rs DEBIAN_IMAGE)",
+                file.display()
+            ),
+            Problem::PipedToShell { file, line } => write!(
+                f,
+                "{}:{line}: a download piped into a shell: download it to a file, check its sha256, then run it (ci/actions.rs RUSTUP_INIT)",
+                file.display()
+            ),
         }
     }
 }
@@ -149,10 +190,45 @@ fn is_version(s: &str) -> bool {
     })
 }
 
+/// Whether `image` names its bytes: `...@sha256:<64 hex>`.
+fn is_pinned_image(image: &str) -> bool {
+    image.rsplit_once("@sha256:").is_some_and(|(_, d)| {
+        d.len() == 64
+            && d.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
 /// Every problem of the workflow `text` (named `file` in messages).
 pub fn check(file: &Path, text: &str) -> Vec<Problem> {
     let mut problems = Vec::new();
     for (i, line) in text.lines().enumerate() {
+        let code = line.split(" #").next().unwrap_or(line);
+        let fetches = ["curl ", "wget "].iter().any(|c| code.contains(c));
+        let piped = code.split('|').skip(1).any(|after| {
+            let word = after.split_whitespace().next().unwrap_or("");
+            matches!(word, "sh" | "bash" | "dash" | "zsh" | "sudo")
+        });
+        if fetches && piped && !line.trim_start().starts_with('#') {
+            problems.push(Problem::PipedToShell {
+                file: file.to_path_buf(),
+                line: i + 1,
+            });
+        }
+        let trimmed = line.trim_start();
+        if let Some(image) = trimmed
+            .strip_prefix("container:")
+            .or_else(|| trimmed.strip_prefix("image:"))
+        {
+            let image = image.trim().trim_matches(['"', '\'']);
+            if !image.is_empty() && !is_pinned_image(image) {
+                problems.push(Problem::ImageByTag {
+                    file: file.to_path_buf(),
+                    line: i + 1,
+                    image: image.to_string(),
+                });
+            }
+        }
         let step = line.trim_start();
         let step = step.strip_prefix("- ").unwrap_or(step).trim_start();
         let Some(rest) = step.strip_prefix("uses:") else {
@@ -274,6 +350,30 @@ mod tests {
             crate::ci::check(&root, &config).unwrap(),
             Vec::<String>::new()
         );
+    }
+
+    #[test]
+    fn an_image_by_tag_and_a_download_piped_to_a_shell_are_named() {
+        let digest = "813017f3d62be4b5891a7acca6a01bdcd4b8513daa81b1ab99d3a50385b26931";
+        let text = format!(
+            "jobs:\n  a:\n    container: debian:12.11\n    steps:\n      - run: curl -sSf https://sh.rustup.rs | sh -s -- -y\n  b:\n    container: debian:12.15@sha256:{digest}\n    steps:\n      - run: curl -sSf -o x.sh https://x && echo \"h  x.sh\" | sha256sum -c - && sh x.sh\n"
+        );
+        let shown: Vec<String> = check(Path::new("w.yml"), &text)
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "w.yml:3: container image `debian:12.11` is not pinned: expected name:tag@sha256:<64 hex> (ci/jobs.rs DEBIAN_IMAGE)",
+                "w.yml:5: a download piped into a shell: download it to a file, check its sha256, then run it (ci/actions.rs RUSTUP_INIT)",
+            ]
+        );
+        assert!(is_pinned_image(crate::ci::jobs::DEBIAN_IMAGE));
+        assert_eq!(RUSTUP_INIT.sha256.len(), 64);
+        assert!(RUSTUP_INIT
+            .url
+            .contains("/28d1352dbcb436d3111c3594b9e1588e94950464/"));
     }
 
     #[test]

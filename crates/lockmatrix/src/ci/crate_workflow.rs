@@ -241,6 +241,9 @@ struct Vars<'a> {
     base_packages: &'static [&'static str],
     hosted: &'static str,
     fork_guard: &'static str,
+    not_another_label: &'static str,
+    approval_label: &'static str,
+    rustup_init: &'static super::actions::Installer,
     /// `uses:` values with their version comments, by key (ci/actions.rs).
     actions: std::collections::BTreeMap<&'static str, String>,
     jobs: Vec<Job>,
@@ -286,6 +289,9 @@ pub fn render(
         base_packages: jobs::BASE_PACKAGES,
         hosted: jobs::HOSTED,
         fork_guard: jobs::FORK_GUARD,
+        not_another_label: jobs::NOT_ANOTHER_LABEL,
+        approval_label: jobs::APPROVAL_LABEL,
+        rustup_init: &super::actions::RUSTUP_INIT,
         actions: super::actions::ACTIONS
             .iter()
             .map(|(key, a)| (*key, a.uses()))
@@ -512,7 +518,8 @@ targets:
                     if path.ends_with("lockmatrix.yml") {
                         1
                     } else {
-                        2
+                        // actions: read; pull-requests and issues: write.
+                        3
                     }
                 });
             }
@@ -541,7 +548,10 @@ targets:
         );
         let main = yaml(&files[0].1);
         assert_eq!(main["name"].as_str(), Some("lockmatrix (spin)"));
-        assert!(main["on"]["pull_request"].is_null());
+        assert_eq!(
+            main["on"]["pull_request"]["types"],
+            yaml("[opened, synchronize, reopened, labeled]")
+        );
         assert_eq!(main["on"].as_mapping().unwrap().len(), 1);
         let mut expected: Vec<String> = config
             .targets
@@ -599,7 +609,10 @@ targets:
             assert_eq!(upload["if"].as_str(), Some("always()"));
         }
         let gate = &main["jobs"]["gate"];
-        assert_eq!(gate["if"].as_str(), Some("always()"));
+        assert_eq!(
+            gate["if"].as_str(),
+            Some(format!("always() && ({})", jobs::NOT_ANOTHER_LABEL).as_str())
+        );
         let needs: Vec<&str> = gate["needs"]
             .as_sequence()
             .unwrap()
@@ -638,7 +651,10 @@ targets:
             assert_eq!(jobs[guarded]["if"].as_str(), Some(jobs::FORK_GUARD));
             assert!(jobs[guarded]["environment"].is_string());
         }
-        assert!(jobs["target-x86_64"].get("if").is_none());
+        assert_eq!(
+            jobs["target-x86_64"]["if"].as_str(),
+            Some(jobs::NOT_ANOTHER_LABEL)
+        );
         assert_eq!(
             jobs["target-aarch64"]["container"].as_str(),
             Some(jobs::DEBIAN_IMAGE)

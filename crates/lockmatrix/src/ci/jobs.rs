@@ -31,10 +31,17 @@ pub enum JobsError {
     NothingToRun { config: PathBuf },
 }
 
-/// The pinned Debian 12 image QEMU and ssh jobs build in, so that compilers
-/// and emulators (and so instruction counts) match the baselines. Bump it
-/// here, regenerate, and re-record the baselines.
-pub const DEBIAN_IMAGE: &str = "debian:12.11";
+/// The Debian 12 image QEMU and ssh jobs build in, pinned by the digest
+/// of its multi-platform index: a tag can be moved to other bytes, a
+/// digest cannot (`ci check` refuses a job image without one). The digest
+/// is the one docker-library/repo-info records for `debian:12.15`
+/// (`repos/debian/remote/12.15.md` at its commit 05f354f0a08a, read
+/// through a code index: no registry is reachable where this was written,
+/// so it was not pulled here; docs/ci.md). To move it: take the digest
+/// `docker buildx imagetools inspect debian:12.x` prints, put both here,
+/// regenerate, and re-record the baselines.
+pub const DEBIAN_IMAGE: &str =
+    "debian:12.15@sha256:813017f3d62be4b5891a7acca6a01bdcd4b8513daa81b1ab99d3a50385b26931";
 
 /// The rustup toolchain that builds the xtask and the native targets'
 /// suites: pinned to the compiler the committed baselines were recorded
@@ -48,8 +55,21 @@ pub const BASE_PACKAGES: &[&str] = &["ca-certificates", "curl", "git", "gcc", "l
 /// The hosted runner of QEMU and ssh jobs and of the gate.
 pub const HOSTED: &str = "ubuntu-24.04";
 
-/// Skips pull requests from forks unless a maintainer labelled them.
-pub const FORK_GUARD: &str = "github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository || contains(github.event.pull_request.labels.*.name, 'safe-to-test')";
+/// The label with which a maintainer approves one run of a fork's pull
+/// request on self-hosted and ssh runners.
+pub const APPROVAL_LABEL: &str = "safe-to-test";
+
+/// Skips pull requests from forks unless a maintainer approved this head:
+/// the run the `safe-to-test` label's own `labeled` event started (a label
+/// already there when a new commit is pushed approves nothing; the comment
+/// workflow then removes it). Every job also skips the `labeled` event of
+/// any other label ([`NOT_ANOTHER_LABEL`]).
+pub const FORK_GUARD: &str = "(github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository || (github.event.action == 'labeled' && github.event.label.name == 'safe-to-test')) && (github.event.action != 'labeled' || github.event.label.name == 'safe-to-test')";
+
+/// A pull request's `labeled` event runs the jobs only for the approval
+/// label: another label is no reason to run the matrix again.
+pub const NOT_ANOTHER_LABEL: &str =
+    "github.event.action != 'labeled' || github.event.label.name == 'safe-to-test'";
 
 /// The protected environments whose reviewers approve a job.
 pub const SELF_HOSTED_ENVIRONMENT: &str = "self-hosted-approval";
@@ -84,7 +104,16 @@ pub struct Job {
     /// The repository secret holding the ssh private key (ssh targets).
     pub ssh_secret: Option<String>,
     pub timeout_minutes: u64,
+    /// The testbed the job declares (`LOCKMATRIX_TESTBED`), so that its
+    /// stored baselines are named by it: a native target on GitHub's
+    /// hosted arm64 runners ([`HOSTED_ARM_TESTBED`]).
+    pub testbed: Option<&'static str>,
 }
+
+/// The testbed a native aarch64 job on GitHub's hosted `ubuntu-24.04-arm`
+/// runners declares: one runner image of one machine type, whose VMs have
+/// a new machine id each time (docs/ci.md says what that costs).
+pub const HOSTED_ARM_TESTBED: &str = "github-hosted-ubuntu-24.04-arm";
 
 /// A YAML scalar for `s`: plain when that reads back as the same string,
 /// else double-quoted (a JSON string is a valid YAML one).
@@ -162,6 +191,8 @@ fn job(config: &Config, t: &Target, suites: u64) -> Result<Job, JobsError> {
         guarded: self_hosted || ssh,
         ssh_secret,
         timeout_minutes: JOB_OVERHEAD_MINUTES.saturating_add(suite_secs.div_ceil(60)),
+        testbed: (t.runner == RunnerKind::Native && labels == [format!("{HOSTED}-arm")])
+            .then_some(HOSTED_ARM_TESTBED),
     })
 }
 

@@ -76,6 +76,10 @@ pub(super) const TEMPLATES: &[(&str, &str)] = &[
         "collect-runs.sh.j2",
         include_str!("../../templates/collect-runs.sh.j2"),
     ),
+    (
+        "comment-from-data.sh.j2",
+        include_str!("../../templates/comment-from-data.sh.j2"),
+    ),
 ];
 
 /// Everything the templates see.
@@ -87,6 +91,9 @@ struct Vars {
     base_packages: &'static [&'static str],
     hosted: &'static str,
     fork_guard: &'static str,
+    not_another_label: &'static str,
+    approval_label: &'static str,
+    rustup_init: &'static super::actions::Installer,
     comment_marker: &'static str,
     /// `uses:` values with their version comments, by key (ci/actions.rs).
     actions: std::collections::BTreeMap<&'static str, String>,
@@ -137,6 +144,9 @@ pub fn render(config: &Config) -> Result<Vec<(PathBuf, String)>, RenderError> {
         base_packages: jobs::BASE_PACKAGES,
         hosted: jobs::HOSTED,
         fork_guard: jobs::FORK_GUARD,
+        not_another_label: jobs::NOT_ANOTHER_LABEL,
+        approval_label: jobs::APPROVAL_LABEL,
+        rustup_init: &super::actions::RUSTUP_INIT,
         comment_marker: jobs::COMMENT_MARKER,
         actions: super::actions::ACTIONS
             .iter()

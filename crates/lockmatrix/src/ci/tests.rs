@@ -1,4 +1,4 @@
-use super::jobs::{yaml_scalar, DEBIAN_IMAGE, FORK_GUARD, RUST_TOOLCHAIN};
+use super::jobs::{yaml_scalar, DEBIAN_IMAGE, FORK_GUARD, NOT_ANOTHER_LABEL, RUST_TOOLCHAIN};
 use super::*;
 use crate::config::parse;
 use serde_norway::Value;
@@ -126,17 +126,29 @@ fn committed_targets_get_one_job_each_then_the_gate() {
                 && steps.contains("path: ~/.cache/lockmatrix"),
             "{steps}"
         );
-        assert_eq!(job["runs-on"].as_str(), Some("ubuntu-24.04"), "{}", t.name);
+        let arm = t.runner == crate::config::RunnerKind::Native
+            && t.triple.as_str().starts_with("aarch64-");
+        let runner = if arm {
+            "ubuntu-24.04-arm"
+        } else {
+            "ubuntu-24.04"
+        };
+        assert_eq!(job["runs-on"].as_str(), Some(runner), "{}", t.name);
         match t.runner {
             crate::config::RunnerKind::Qemu => {
                 assert_eq!(job["container"].as_str(), Some(DEBIAN_IMAGE))
             }
             _ => assert!(job.get("container").is_none(), "{}", t.name),
         }
-        assert!(job.get("environment").is_none() && job.get("if").is_none());
+        // Unguarded: it runs for every event but another label's.
+        assert!(job.get("environment").is_none());
+        assert_eq!(job["if"].as_str(), Some(NOT_ANOTHER_LABEL), "{}", t.name);
     }
     let gate = &jobs["gate"];
-    assert_eq!(gate["if"].as_str(), Some("always()"));
+    assert_eq!(
+        gate["if"].as_str(),
+        Some(format!("always() && ({NOT_ANOTHER_LABEL})").as_str())
+    );
     let needs: Vec<&str> = gate["needs"]
         .as_sequence()
         .unwrap()
@@ -190,7 +202,11 @@ fn self_hosted_ssh_native_and_disabled_targets() {
     assert!(steps.contains("chmod 600") && steps.contains("LOCKMATRIX_SSH_KEY="));
 
     for quiet in ["target-x86_64", "target-aarch64"] {
-        assert!(jobs[quiet].get("if").is_none(), "{quiet}");
+        assert_eq!(
+            jobs[quiet]["if"].as_str(),
+            Some(NOT_ANOTHER_LABEL),
+            "{quiet}"
+        );
         assert!(jobs[quiet].get("environment").is_none(), "{quiet}");
     }
     assert!(!text.contains("sparc64:") && !text.contains("target-sparc64"));
@@ -843,11 +859,23 @@ fn comment_step_updates_its_own_comment_only_on_the_tested_head() {
     let text = file(&files, "lockmatrix-comment.yml");
     let dir = scratch("comment");
     std::fs::create_dir_all(dir.join("pr-comment")).unwrap();
+    // The fork's own Markdown, which is never posted, and its data, whose
+    // every value is hostile.
     std::fs::write(
         dir.join("pr-comment/comment.md"),
-        "<!-- lockmatrix -->\n## lockmatrix gate: **PASS**\n",
+        "<!-- lockmatrix -->\n## lockmatrix gate: **PASS** @org/admins [click](http://evil)\n",
     )
     .unwrap();
+    let gate = serde_json::json!({
+        "result": "fail",
+        "verdict": "FAIL: 1 regression\n## FAKE PASS",
+        "cells": [{"target": "x86_64", "suite": "spinlock",
+                   "bench": "b` @org/admins [x](http://evil)", "case": {"lock": "<img src=x>"},
+                   "metric": "ticks", "verdict": "regression", "effect": {"ratio": 1.5}}],
+        "problems": [{"what": "x\n## FAKE PASS ![i](http://e/i.png)"}],
+        "failed_checks": []
+    });
+    std::fs::write(dir.join("pr-comment/gate.json"), gate.to_string()).unwrap();
     fake(
         &dir,
         "gh",
@@ -855,6 +883,7 @@ fn comment_step_updates_its_own_comment_only_on_the_tested_head() {
          case \"$*\" in\n\
          'api repos/o/r/pulls/7 --jq .head.sha') echo abc ;;\n\
          'api --paginate repos/o/r/issues/7/comments'*) if [ -f existing ]; then cat existing; fi ;;\n\
+         *'labels/safe-to-test') ;;\n\
          *) cat body.md > posted.md ;;\n\
          esac\n",
     );
@@ -862,6 +891,14 @@ fn comment_step_updates_its_own_comment_only_on_the_tested_head() {
         ("${{ github.token }}", "t"),
         ("${{ github.repository }}", "o/r"),
         ("${{ github.event.workflow_run.head_sha }}", "abc"),
+        (
+            "${{ github.event.workflow_run.html_url }}",
+            "https://github.com/o/r/actions/runs/1",
+        ),
+        (
+            "${{ github.event.workflow_run.head_repository.full_name != github.repository }}",
+            "true",
+        ),
     ];
     let step = |pr: &str| {
         std::fs::write(dir.join("pr-comment/pr-number"), pr).unwrap();
@@ -887,14 +924,42 @@ fn comment_step_updates_its_own_comment_only_on_the_tested_head() {
         log.ends_with("api -X POST repos/o/r/issues/7/comments -F body=@body.md\n"),
         "{log}"
     );
-    assert_eq!(
-        read(dir.join("posted.md")),
-        "<!-- lockmatrix -->\n## lockmatrix gate: **PASS**\n"
+    // A fork's approval is removed once its run is done.
+    assert!(
+        log.contains("api -X DELETE repos/o/r/issues/7/labels/safe-to-test\n"),
+        "{log}"
+    );
+    let posted = read(dir.join("posted.md"));
+    assert!(
+        posted.starts_with("<!-- lockmatrix -->\n## lockmatrix gate: **FAIL**\n"),
+        "{posted}"
+    );
+    assert!(
+        !posted.contains("click") && !posted.contains("**PASS**"),
+        "{posted}"
+    );
+    // Every value of the data is inside a code span, on its own line.
+    for line in posted.lines() {
+        assert!(!line.starts_with("## FAKE"), "{posted}");
+        for hostile in ["@org/admins", "](http://evil)", "<img", "![i]"] {
+            if let Some(at) = line.find(hostile) {
+                let before = line[..at].matches('`').count();
+                assert!(before % 2 == 1, "`{hostile}` outside a code span: {line}");
+            }
+        }
+    }
+    assert!(
+        posted.contains("[the run](https://github.com/o/r/actions/runs/1)"),
+        "{posted}"
     );
     std::fs::write(dir.join("existing"), "99\n").unwrap();
     step("7");
     assert!(read(dir.join("gh.log"))
         .ends_with("api -X PATCH repos/o/r/issues/comments/99 -F body=@body.md\n"));
+    // No data: a comment that says so, not the fork's Markdown.
+    std::fs::remove_file(dir.join("pr-comment/gate.json")).unwrap();
+    step("7");
+    assert!(read(dir.join("posted.md")).contains("## lockmatrix gate: **could not run**"));
     // Another pull request's head: no comment.
     let out = step("8");
     assert!(out.status.success());
@@ -904,6 +969,59 @@ fn comment_step_updates_its_own_comment_only_on_the_tested_head() {
     assert!(!out.status.success());
     assert!(!dir.join("gh.log").exists());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The native aarch64 target of targets.yaml: its own job on GitHub's
+/// hosted arm64 runners, natively (no container, no QEMU), paired with the
+/// pull request's base, its testbed declared so its stored baselines are
+/// named by it; on no other job.
+#[test]
+fn the_native_aarch64_target_runs_paired_on_the_hosted_arm_runners() {
+    let config = committed();
+    let t = config
+        .targets
+        .iter()
+        .find(|t| t.name.as_str() == "aarch64-native")
+        .expect("targets.yaml declares aarch64-native");
+    assert!(t.enabled && t.runner == crate::config::RunnerKind::Native);
+    assert!(t.triple.as_str().starts_with("aarch64-"));
+    let files = render(&config).unwrap();
+    let main = yaml(file(&files, "lockmatrix.yml"));
+    let jobs = jobs_of(&main);
+    let job = &jobs["target-aarch64-native"];
+    assert_eq!(job["runs-on"].as_str(), Some("ubuntu-24.04-arm"));
+    assert!(job.get("container").is_none() && job.get("environment").is_none());
+    assert_eq!(job["if"].as_str(), Some(NOT_ANOTHER_LABEL));
+    let run = job["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str() == Some("Run the matrix on aarch64-native"))
+        .unwrap();
+    let script = run["run"].as_str().unwrap();
+    assert!(
+        script.contains("cargo xtask matrix --targets aarch64-native --against \"$BASE\" --no-gate --results results"),
+        "{script}"
+    );
+    assert_eq!(
+        run["env"]["LOCKMATRIX_TESTBED"].as_str(),
+        Some(super::jobs::HOSTED_ARM_TESTBED)
+    );
+    // Its results reach the gate like every target's.
+    let needs: Vec<&str> = jobs["gate"]["needs"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(needs.contains(&"target-aarch64-native"), "{needs:?}");
+    // No other job declares a testbed.
+    for (id, other) in jobs
+        .iter()
+        .filter(|(id, _)| **id != "target-aarch64-native")
+    {
+        assert!(!steps_text(other).contains("LOCKMATRIX_TESTBED:"), "{id:?}");
+    }
 }
 
 #[test]

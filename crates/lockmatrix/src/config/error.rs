@@ -71,6 +71,7 @@ pub enum BadValue {
         max: usize,
         expected: &'static str,
     },
+    /// The value as [`crate::escape::echo`] shows it.
     Form {
         shown: String,
         expected: &'static str,
@@ -90,7 +91,7 @@ impl fmt::Display for BadValue {
                 f,
                 "is {count} characters long: expected at most {max} ({expected})"
             ),
-            BadValue::Form { shown, expected } => write!(f, "is `{shown}`: expected {expected}"),
+            BadValue::Form { shown, expected } => write!(f, "is {shown}: expected {expected}"),
             BadValue::Name(e) => e.fmt(f),
         }
     }

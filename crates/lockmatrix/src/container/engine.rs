@@ -129,6 +129,7 @@ impl Engine {
                     self.init = false;
                     said.push(why);
                 }
+                Some(Fix::Missing(e)) => return Err(e),
                 None => {
                     return Err(SetupError::CannotRun {
                         engine: self.kind.name(),
@@ -173,6 +174,8 @@ enum Fix {
     Limits(Vec<String>, String),
     Global(Vec<String>, String),
     NoInit(String),
+    /// The fix needs a program this host lacks: the error naming it.
+    Missing(SetupError),
 }
 
 /// The limit a refusal names: open files (`RLIMIT_NOFILE`, runc's type 7)
@@ -232,16 +235,37 @@ fn sandbox_fix(kind: Kind, detail: &str, limits: &[String], global: &[String]) -
         return Some(Fix::Limits(limits, why));
     }
     let cgroupfs = "--cgroup-manager=cgroupfs".to_string();
-    if kind == Kind::Podman
-        && lower.contains("cgroup")
-        && !global.contains(&cgroupfs)
-        && which("runc").is_some()
-    {
+    if kind == Kind::Podman && lower.contains("cgroup") && !global.contains(&cgroupfs) {
+        // Debian's podman brings crun, which refuses hybrid cgroups;
+        // runc runs there, and nothing installs it but the user.
+        if !runc_installed() {
+            return Some(Fix::Missing(SetupError::Missing {
+                program: "runc",
+                package: "runc",
+                why: format!(
+                    "podman's runtime refused this host's cgroups ({}); podman runs with --cgroup-manager=cgroupfs --runtime=runc here",
+                    detail.lines().last().unwrap_or(detail).trim()
+                ),
+            }));
+        }
         let why = "podman --cgroup-manager=cgroupfs --runtime=runc (its default cannot manage this host's cgroups)".to_string();
         return Some(Fix::Global(vec![cgroupfs, "--runtime=runc".into()], why));
     }
     None
 }
+
+/// Whether runc is installed where Podman looks for it (PATH, or
+/// `/usr/sbin` and `/usr/bin` a user's PATH may lack).
+fn runc_installed() -> bool {
+    let on_disk = ["/usr/bin/runc", "/usr/sbin/runc", "/usr/local/bin/runc"]
+        .iter()
+        .any(|p| std::path::Path::new(p).is_file());
+    std::env::var_os(RUNC_ABSENT).is_none() && (which("runc").is_some() || on_disk)
+}
+
+/// Set, runc is taken to be absent: a test of the message a host without
+/// it gets, on a host that has it.
+pub const RUNC_ABSENT: &str = "LOCKMATRIX_TEST_NO_RUNC";
 
 /// This process's hard limits of open files and processes: no engine can
 /// give a container more. Unlimited (or unreadable) is 1048576, Podman's
@@ -339,6 +363,19 @@ mod tests {
             sandbox_fix(Kind::Podman, crun, &[], &[]),
             Some(Fix::Limits(l, _)) if l[0].starts_with("--ulimit=nproc=")
         ));
+        // crun refusing hybrid cgroups: runc, or the command that installs it.
+        let hybrid = "Error: OCI runtime error: crun: cgroups in hybrid mode not supported, drop all controllers from cgroupv2";
+        std::env::set_var(RUNC_ABSENT, "1");
+        match sandbox_fix(Kind::Podman, hybrid, &[], &[]) {
+            Some(Fix::Missing(e)) => {
+                let e = e.to_string();
+                assert!(e.contains("runc is not installed"), "{e}");
+                assert!(e.contains("`sudo apt-get install runc`"), "{e}");
+                assert!(e.contains("hybrid mode"), "{e}");
+            }
+            _ => panic!("runc not named"),
+        }
+        std::env::remove_var(RUNC_ABSENT);
         // Anything else is not a sandbox setting.
         assert!(sandbox_fix(Kind::Podman, "image not known", &[], &[]).is_none());
     }

@@ -36,8 +36,61 @@ pub struct Invocation<'a> {
     pub cache: &'a Path,
     /// Other directories the arguments name outside the checkout.
     pub mounts: Vec<PathBuf>,
+    /// Files mounted read-only at their own paths: ssh keys, the
+    /// credentials file.
+    pub read_only: Vec<PathBuf>,
+    /// Variables set inside that name those files (never a secret).
+    pub env: Vec<(String, OsString)>,
     /// The arguments after `matrix`, as the user gave them.
     pub args: Vec<OsString>,
+}
+
+/// A path that cannot be mounted at its own path.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} {}: holds `:`, which the engine's --volume takes for its separator: it cannot be mounted into the container; use a path without `:`", .path.display())]
+pub struct Unmountable {
+    /// The flag or variable that named it (`--results`, `CARGO_HOME`).
+    pub what: String,
+    pub path: PathBuf,
+}
+
+/// Refuses a path `what` names that `--volume=PATH:PATH` cannot carry.
+pub fn mountable(what: &str, path: &Path) -> Result<(), Unmountable> {
+    if path.as_os_str().as_encoded_bytes().contains(&b':') {
+        return Err(Unmountable {
+            what: what.to_string(),
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+/// The user's cargo home, which the container mounts for its crates:
+/// `CARGO_HOME` (a relative one from the current directory, as cargo reads
+/// it), else `~/.cargo`, if it is a directory; else one in `home`.
+pub fn cargo_home(home: &Path) -> PathBuf {
+    cargo_home_of(
+        std::env::var_os("CARGO_HOME"),
+        std::env::var_os("HOME"),
+        &std::env::current_dir().unwrap_or_default(),
+        home,
+    )
+}
+
+/// [`cargo_home`] of the variables `cargo_home` and `user_home`, from `cwd`.
+fn cargo_home_of(
+    cargo_home: Option<OsString>,
+    user_home: Option<OsString>,
+    cwd: &Path,
+    home: &Path,
+) -> PathBuf {
+    cargo_home
+        .filter(|v| !v.is_empty())
+        .map(|v| cwd.join(v))
+        .or_else(|| user_home.map(|h| PathBuf::from(h).join(".cargo")))
+        .filter(|d| d.is_dir())
+        .map(|d| d.canonicalize().unwrap_or(d))
+        .unwrap_or_else(|| home.join(".cargo"))
 }
 
 /// Variables the matrix inside reads from the user's environment.
@@ -63,11 +116,7 @@ impl Invocation<'_> {
         c.arg("--security-opt=label=disable");
         c.args(&self.engine.limits);
         let home = self.cache.join("home");
-        let cargo_home = std::env::var_os("CARGO_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-            .filter(|d| d.is_dir())
-            .unwrap_or_else(|| home.join(".cargo"));
+        let cargo_home = cargo_home(&home);
         let mut mounts: Vec<&Path> = vec![self.root, self.cache, &cargo_home];
         mounts.extend(self.mounts.iter().map(PathBuf::as_path));
         mounts.sort();
@@ -77,6 +126,14 @@ impl Invocation<'_> {
             v.push(m);
             v.push(":");
             v.push(m);
+            c.arg(v);
+        }
+        for m in &self.read_only {
+            let mut v = OsString::from("--volume=");
+            v.push(m);
+            v.push(":");
+            v.push(m);
+            v.push(":ro");
             c.arg(v);
         }
         // Rootful Docker writes as root: keep the user's files the user's.
@@ -104,6 +161,7 @@ impl Invocation<'_> {
             ("GIT_CONFIG_VALUE_0".into(), "*".into()),
             (IMAGE_VARIABLE.into(), self.image.into()),
         ];
+        env.extend(self.env.iter().cloned());
         env.extend(
             std::env::vars_os()
                 .filter(|(k, _)| k.to_str().is_some_and(passed))
@@ -126,9 +184,11 @@ impl Invocation<'_> {
 }
 
 /// The user's `matrix` arguments for the run inside: the same, less
-/// `--backend`, with `--backend apt` (the image's toolchain) and
-/// `--no-install` (the image has every package; one it lacks is an
-/// error, not an install into a container that is thrown away).
+/// `--backend` and less any URL's user-info (a `--crate` git URL's
+/// credentials go by a mounted file: `subject::credentials`), with
+/// `--backend apt` (the image's toolchain) and `--no-install` (the image
+/// has every package; one it lacks is an error, not an install into a
+/// container that is thrown away).
 pub fn inner_args(args: &[OsString]) -> Vec<OsString> {
     let mut out = Vec::new();
     let mut skip_value = false;
@@ -145,7 +205,10 @@ pub fn inner_args(args: &[OsString]) -> Vec<OsString> {
         if text.starts_with("--backend=") {
             continue;
         }
-        out.push(a.clone());
+        match a.to_str() {
+            Some(t) if t.contains("://") => out.push(crate::escape::redact(t).into()),
+            _ => out.push(a.clone()),
+        }
     }
     out.extend(["--backend", "apt"].map(OsString::from));
     if !args.iter().any(|a| a == "--no-install") {
@@ -208,6 +271,11 @@ mod tests {
             cwd: Path::new("/src/lockmatrix/suites"),
             cache: Path::new("/home/u/.cache/lockmatrix/container"),
             mounts: vec!["/tmp/results".into(), "/src/lockmatrix".into()],
+            read_only: vec!["/home/u/.ssh/id_rpi".into()],
+            env: vec![(
+                "LOCKMATRIX_GIT_CREDENTIALS".into(),
+                "/c/credentials-1".into(),
+            )],
             args: os(&["--results", "/tmp/results", "--backend", "container"]),
         };
         let c = inv.command();
@@ -228,6 +296,8 @@ mod tests {
             "--env=LOCKMATRIX_CACHE=/home/u/.cache/lockmatrix/container"
         ));
         assert!(has("--workdir=/src/lockmatrix/suites"));
+        assert!(has("--volume=/home/u/.ssh/id_rpi:/home/u/.ssh/id_rpi:ro"));
+        assert!(has("--env=LOCKMATRIX_GIT_CREDENTIALS=/c/credentials-1"));
         assert!(has("--ulimit=nofile=20000:20000"));
         let image = args.iter().position(|a| a == inv.image).unwrap();
         let inner: Vec<&str> = args[image + 1..].iter().map(String::as_str).collect();
@@ -242,6 +312,52 @@ mod tests {
                 "--no-install"
             ]
         );
+    }
+
+    #[test]
+    fn a_urls_user_info_never_reaches_the_command_line() {
+        let secret = "alice:to/k#e?n";
+        let args = os(&[
+            "--crate",
+            &format!("spin@git:https://{secret}@host.example/spin.git#v1"),
+        ]);
+        assert!(args[1].to_str().unwrap().contains(secret));
+        let inner = inner_args(&args);
+        assert_eq!(inner[1], "spin@git:https://host.example/spin.git#v1");
+        assert!(!inner.iter().any(|a| a.to_str().unwrap().contains("alice")));
+    }
+
+    #[test]
+    fn a_relative_cargo_home_is_taken_from_the_current_directory() {
+        let d = std::env::temp_dir().join(format!("lm-cargo-home-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("work/rel-cargo")).unwrap();
+        let d = d.canonicalize().unwrap();
+        let got = cargo_home_of(
+            Some("rel-cargo".into()),
+            None,
+            &d.join("work"),
+            Path::new("/c"),
+        );
+        // An absolute path: a mount source, never a named volume.
+        assert_eq!(got, d.join("work/rel-cargo"));
+        assert!(got.is_absolute());
+        let got = cargo_home_of(None, Some(d.as_os_str().into()), &d, Path::new("/c"));
+        assert_eq!(
+            got,
+            Path::new("/c/.cargo"),
+            "no ~/.cargo there: the container's own"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_path_with_a_colon_is_refused_as_a_mount() {
+        let e = mountable("--results", Path::new("/tmp/a:b")).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--results /tmp/a:b: holds `:`"),
+            "{e}"
+        );
+        assert!(mountable("--results", Path::new("/tmp/a-b")).is_ok());
     }
 
     #[test]

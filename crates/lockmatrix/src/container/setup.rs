@@ -58,6 +58,12 @@ pub enum SetupError {
         want: String,
         got: String,
     },
+    /// A program the set-up needs is not installed: its package.
+    Missing {
+        program: &'static str,
+        package: &'static str,
+        why: String,
+    },
     /// The repository's Containerfile or its helper cannot be read.
     Inputs {
         path: PathBuf,
@@ -138,6 +144,14 @@ impl std::fmt::Display for SetupError {
                 "the image was to carry rustc-web {want} but has {got}; set {}={} (what Debian served) or remove the image to rebuild it",
                 RUST_VARIABLE,
                 crate::toolchain::Version::parse(got).map_or("?".into(), |v| format!("{}.{}", v.0, v.1))
+            ),
+            Missing {
+                program,
+                package,
+                why,
+            } => write!(
+                f,
+                "{why}, and {program} is not installed; install it: `sudo apt-get install {package}` (Fedora: `sudo dnf install {package}`; Arch: `sudo pacman -S {package}`)"
             ),
             Inputs { path, why } => write!(f, "{}: {why}", path.display()),
             Cache(e) => e.fmt(f),

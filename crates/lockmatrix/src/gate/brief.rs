@@ -80,10 +80,11 @@ impl GateReport {
                 items
                     .into_iter()
                     .take(SHOWN)
+                    // An item may quote a run's text: one line each.
                     .map(|i| match i.strip_prefix(AFTER) {
                         // A finding's second line (what reproduces it) under it.
-                        Some(rest) => format!("{:<12} {rest}", ""),
-                        None => format!("{name:<12} {i}"),
+                        Some(rest) => format!("{:<12} {}", "", crate::escape::one_line(rest)),
+                        None => format!("{name:<12} {}", crate::escape::one_line(&i)),
                     }),
             );
             if more > 0 {

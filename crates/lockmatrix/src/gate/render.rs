@@ -310,7 +310,8 @@ impl GateReport {
         if !self.problems.is_empty() {
             let _ = writeln!(out, "PROBLEMS ({})", self.problems.len());
             for p in &self.problems {
-                let _ = writeln!(out, "  {}: {}", p.place(), p.what);
+                let what = crate::escape::one_line(&p.what);
+                let _ = writeln!(out, "  {}: {what}", p.place());
             }
             out.push('\n');
         }
@@ -338,7 +339,10 @@ impl GateReport {
         if !self.notes.is_empty() {
             out.push_str("NOTES\n");
             for n in &self.notes {
-                let _ = writeln!(out, "  {}: {}", n.place(), n.what);
+                // A note may quote a run's text (a status's reason): on
+                // its own line, never starting another.
+                let what = crate::escape::one_line(&n.what);
+                let _ = writeln!(out, "  {}: {what}", n.place());
             }
             out.push('\n');
         }
@@ -616,7 +620,7 @@ fn listed(out: &mut String, title: &str, why: &str, lines: &[String]) {
     }
     let _ = writeln!(out, "{}: {why}", shout(title));
     for l in lines {
-        let _ = writeln!(out, "  {l}");
+        let _ = writeln!(out, "  {}", crate::escape::one_line(l));
     }
     out.push('\n');
 }

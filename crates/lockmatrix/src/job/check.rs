@@ -124,12 +124,15 @@ fn crates(r: &Request) -> Result<Option<Crates>, JobError> {
     let Some(head) = &r.krate else {
         return Ok(None);
     };
-    let head = crate::subject::parse(head, &r.cwd)?;
+    // In the container, a git URL's credentials come from a mounted file.
+    let restore = crate::subject::credentials::restore;
+    let head = restore(crate::subject::parse(head, &r.cwd)?);
     let base = r
         .against_crate
         .as_deref()
         .map(|b| crate::subject::parse(b, &r.cwd).map_err(JobError::AgainstCrate))
-        .transpose()?;
+        .transpose()?
+        .map(restore);
     if let Some(b) = &base {
         if b.name != head.name {
             return Err(JobError::OtherCrate {

@@ -101,6 +101,10 @@ impl Job {
     /// installed.
     fn set_up(&mut self, setup: &dyn SetUp, observer: &dyn Observer) -> Result<Prepared, JobError> {
         let prepared = matrix::prepare(&self.request.root, &self.opts)?;
+        // A native target of another architecture: one line, not a failure.
+        if let Some(line) = crate::select::left_out(&self.config, self.request.targets.as_deref()) {
+            observer.event(Event::Note(&line));
+        }
         if let Some(s) = &prepared.subject {
             self.suites = check::crate_suites(
                 &s.head,
@@ -123,6 +127,9 @@ impl Job {
                 s.head.lock_api,
                 s.head.source
             )));
+            for note in &s.notes {
+                observer.event(Event::Note(note));
+            }
         }
         if let (Some(base), None) = (&prepared.base, &prepared.subject) {
             if crate::host::dirty(&self.request.root) {

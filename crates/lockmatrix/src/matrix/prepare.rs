@@ -50,7 +50,10 @@ pub struct Subjects {
     /// The trees' locks, held until the run is over.
     _locks: Vec<std::fs::File>,
     /// Path crates' copies, removed with the run's end.
-    _copies: Vec<crate::subject::derive::Copy>,
+    _copies: Vec<crate::scratch::Scratch>,
+    /// One line each, for the user: a path crate's untracked files left
+    /// out of its copy.
+    pub notes: Vec<String>,
 }
 
 impl Subjects {
@@ -72,9 +75,12 @@ impl Prepared {
 pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared, PrepareError> {
     let cache = crate::cache::check()?;
     results::check_writable(&opts.results_dir)?;
+    // What a killed run left of a path crate goes before anything else.
+    crate::subject::derive::prune(&cache);
     let derive = |spec| crate::subject::derive(root, spec, &cache);
     if let Some(c) = &opts.crates {
         let head = derive(&c.head)?;
+        let mut notes: Vec<String> = left_out_note(&c.head, &head.left_out).into_iter().collect();
         let mut locks = vec![head.lock];
         let mut copies: Vec<_> = head.copy.into_iter().collect();
         let (base, base_subject) = match &c.base {
@@ -82,6 +88,7 @@ pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared, PrepareError> {
             Some(spec) if *spec == c.head => (Some(head.tree.clone()), Some(head.subject.clone())),
             Some(spec) => {
                 let d = derive(spec)?;
+                notes.extend(left_out_note(spec, &d.left_out));
                 locks.push(d.lock);
                 copies.extend(d.copy);
                 (Some(d.tree), Some(d.subject))
@@ -108,6 +115,7 @@ pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared, PrepareError> {
                     .map_or_else(Vec::new, |b| crate::subject::acknowledgements(&c.head, b)),
                 _locks: locks,
                 _copies: copies,
+                notes,
             }),
         });
     }
@@ -120,6 +128,27 @@ pub fn prepare(root: &Path, opts: &Options) -> Result<Prepared, PrepareError> {
         cache,
         subject: None,
     })
+}
+
+/// The one line that names a path crate's untracked files left out of
+/// its copy (at most five, each on no line of its own), if any.
+fn left_out_note(spec: &crate::subject::Spec, left_out: &[PathBuf]) -> Option<String> {
+    if left_out.is_empty() {
+        return None;
+    }
+    let mut names: Vec<String> = left_out
+        .iter()
+        .take(5)
+        .map(|p| crate::escape::one_line(&p.to_string_lossy()).into_owned())
+        .collect();
+    if left_out.len() > 5 {
+        names.push(format!("and {} more", left_out.len() - 5));
+    }
+    Some(format!(
+        "crate: {spec}: left out {} untracked file(s) that `cargo package --allow-dirty` would take: {} (commit them or name them in `include` to measure them)",
+        left_out.len(),
+        names.join(", ")
+    ))
 }
 
 /// The Debian packages the selected targets need: theirs, and Debian's

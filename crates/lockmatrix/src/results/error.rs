@@ -55,12 +55,10 @@ pub enum RunError {
         oldest: u32,
         newest: u32,
     },
-    /// Not JSON of a run (serde's words in `error`).
-    #[error("{}: not a lockmatrix run: {error} (damaged or cut short?)", path.display())]
-    NotARun {
-        path: PathBuf,
-        error: serde_json::Error,
-    },
+    /// Not JSON of a run: serde's words, without the values it quotes
+    /// ([`crate::escape::without_values`]).
+    #[error("{}: not a lockmatrix run: {why} (damaged or cut short?)", path.display())]
+    NotARun { path: PathBuf, why: String },
     /// A one-line field holds a character that acts on a terminal or a page.
     #[error("{}: {why}", path.display())]
     ActingChar {

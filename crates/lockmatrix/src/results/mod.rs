@@ -609,7 +609,10 @@ pub fn read(dir: &Path) -> Result<Run, RunError> {
     check_format(&path, &text)?;
     let mut run: Run = match serde_json::from_str(&text) {
         Ok(run) => run,
-        Err(error) => return Err(RunError::NotARun { path, error }),
+        Err(error) => {
+            let why = crate::escape::without_values(&error.to_string());
+            return Err(RunError::NotARun { path, why });
+        }
     };
     read_as_today(&mut run);
     check_one_line_fields(&run, &path)?;
@@ -627,10 +630,17 @@ pub fn read(dir: &Path) -> Result<Run, RunError> {
 }
 
 /// A run.json's `format`, where it has one, is one this version reads.
+/// Only `format` is kept of the parse: the rest is skipped, not built
+/// (a second copy of a large run would double the memory it costs).
 fn check_format(path: &Path, text: &str) -> Result<(), RunError> {
-    let format = serde_json::from_str::<serde_json::Value>(text)
+    #[derive(Deserialize)]
+    struct Format {
+        format: Option<serde_json::Value>,
+    }
+    let format = serde_json::from_str::<Format>(text)
         .ok()
-        .and_then(|v| v.get("format").and_then(|f| f.as_u64()));
+        .and_then(|v| v.format)
+        .and_then(|f| f.as_u64());
     match format.filter(|f| !(OLDEST_FORMAT as u64..=FORMAT_VERSION as u64).contains(f)) {
         Some(f) => Err(RunError::Format {
             path: path.into(),

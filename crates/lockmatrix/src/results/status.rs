@@ -131,12 +131,16 @@ impl fmt::Display for Failure {
 }
 
 impl Status {
+    /// The status as one line, whatever its reason holds: a reason read
+    /// from a run (`"x\n## FAKE PASS"`) never starts a line of its own
+    /// ([`crate::escape::one_line`]).
     pub fn label(&self) -> String {
+        let line = |s: String| crate::escape::one_line(&s).into_owned();
         match self {
             Status::Pending => "not finished".into(),
             Status::Ok => "ok".into(),
-            Status::Failed(why) => format!("failed: {why}"),
-            Status::NotRun(why) => format!("not run: {why}"),
+            Status::Failed(why) => line(format!("failed: {why}")),
+            Status::NotRun(why) => line(format!("not run: {why}")),
         }
     }
 }

@@ -6,7 +6,8 @@
 //! A path crate is copied beside the tree (`<tree>.crate`: outside it, as
 //! the crate may be a workspace of its own) as cargo would package it
 //! (`package.rs`), so the build sees the working copy as it was when the
-//! run began, and the copy is removed when the run is over; the hash of the copy is written into
+//! run began, and the copy is removed when the run is over, however it
+//! ends (`crate::scratch`; [`prune`] takes what a killed run left); the hash of the copy is written into
 //! `suites/subject/Cargo.toml`, so the suites' source hash, which keys the
 //! build cache, covers the crate's code. A registry or git crate is pinned
 //! by the tree's Cargo.lock (checksum or commit), which that hash covers.
@@ -74,18 +75,48 @@ pub struct Derived {
     pub subject: Subject,
     /// Another run with the same spec waits for this one's builds.
     pub lock: std::fs::File,
-    /// A path crate's copy, removed when dropped (the run is over).
-    pub copy: Option<Copy>,
+    /// A path crate's copy beside its tree (`<tree>.crate`), removed when
+    /// dropped (the run is over), or by a signal's end of the process: the
+    /// working copy's files do not outlive the run in the cache.
+    pub copy: Option<crate::scratch::Scratch>,
+    /// A path crate's untracked files that cargo would have packaged from
+    /// its dirty checkout, left out (relative to its workspace).
+    pub left_out: Vec<PathBuf>,
 }
 
-/// A path crate's copy beside its tree (`<tree>.crate`), removed when
-/// dropped: the working copy's files do not outlive the run in the cache.
-pub struct Copy(pub PathBuf);
-
-impl Drop for Copy {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+/// Removes the path crates' copies (and cargo's scratch beside them) that
+/// no live run holds: what a run killed with SIGKILL left. A run holds
+/// `<key>.lock` while its `<key>.crate` exists, so a copy whose lock can
+/// be taken is stale. Returns what was removed.
+pub fn prune(cache: &Path) -> Vec<PathBuf> {
+    use std::os::fd::AsRawFd;
+    let all = cache.join("crate-trees");
+    let mut removed = Vec::new();
+    for e in std::fs::read_dir(&all).into_iter().flatten().flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(key) = name
+            .strip_suffix(".crate")
+            .or_else(|| name.strip_suffix(".package-target"))
+        else {
+            continue;
+        };
+        let lock = all.join(format!("{key}.lock/lockmatrix.lock"));
+        let free = match std::fs::File::open(&lock) {
+            Ok(f) => {
+                // SAFETY: flock on a file descriptor owned here; released
+                // when it is closed at the end of this arm.
+                let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+                r == 0
+            }
+            Err(_) => true,
+        };
+        if free {
+            let _ = std::fs::remove_dir_all(&path);
+            removed.push(path);
+        }
     }
+    removed
 }
 
 /// Builds the tree for `spec` under `cache/crate-trees/<hash of spec>`:
@@ -100,6 +131,8 @@ pub fn derive(root: &Path, spec: &Spec, cache: &Path) -> Result<Derived> {
     let existed = all.exists();
     let lock = crate::build::lock_dir(&all.join(format!("{key}.lock")))?;
     let tree = all.join(&key);
+    // Registered before `make` creates it.
+    let copy = crate::scratch::Scratch::new(tree.with_extension("crate"));
     let made = make(root, spec, &tree);
     if made.is_err() {
         // A crate that cannot be resolved leaves nothing behind.
@@ -110,21 +143,27 @@ pub fn derive(root: &Path, spec: &Spec, cache: &Path) -> Result<Derived> {
             let _ = std::fs::remove_dir(&all);
         }
     }
-    let subject = made?;
-    let copy = tree.with_extension("crate");
+    let (subject, left_out) = made?;
+    let copy = if copy.path().exists() {
+        Some(copy)
+    } else {
+        None
+    };
     Ok(Derived {
-        copy: copy.exists().then_some(Copy(copy)),
+        copy,
+        left_out,
         tree,
         subject,
         lock,
     })
 }
 
-/// Makes the tree of `spec` at `tree`: [`derive`]'s work.
-fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
+/// Makes the tree of `spec` at `tree`: [`derive`]'s work. Returns the
+/// crate as resolved, and a path crate's untracked files left out.
+fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<(Subject, Vec<PathBuf>)> {
     let tree = tree.to_path_buf();
     copy_checkout(root, spec, &tree)?;
-    let (copied, path_state) = copy_path_source(spec, &tree)?;
+    let (copied, path_state, left_out) = copy_path_source(spec, &tree)?;
     let subject_dir = tree.join("suites/subject");
     let git_ref = git_ref(spec);
     let write = |declared: &Declared, lock_api: Option<&str>| -> Result<()> {
@@ -181,7 +220,7 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
 
     let lock_text = std::fs::read_to_string(tree.join("Cargo.lock"))?;
     let source = source_of(spec, pkg, &version, &lock_text, path_state);
-    Ok(Subject {
+    let subject = Subject {
         name: spec.name.clone(),
         version,
         spec: spec.to_string(),
@@ -194,7 +233,8 @@ fn make(root: &Path, spec: &Spec, tree: &Path) -> Result<Subject> {
         features: declared.features.clone(),
         mutexes: lock_names(spec, &declared.mutex)?,
         rwlocks: lock_names(spec, &declared.rwlock)?,
-    })
+    };
+    Ok((subject, left_out))
 }
 
 /// Copies the checkout's tracked files to `tree` (afresh), its manifest
@@ -215,18 +255,20 @@ fn copy_checkout(root: &Path, spec: &Spec, tree: &Path) -> Result<()> {
 }
 
 /// For a path spec: copies its crate beside `tree` ([`copy_path_crate`]);
-/// returns the copy's crate directory and its state. `(None, None)` for
-/// other sources.
-fn copy_path_source(spec: &Spec, tree: &Path) -> Result<(Option<String>, Option<String>)> {
+/// returns the copy's crate directory, its state and the untracked files
+/// left out. `(None, None, [])` for other sources.
+type PathSource = (Option<String>, Option<String>, Vec<PathBuf>);
+fn copy_path_source(spec: &Spec, tree: &Path) -> Result<PathSource> {
     let Source::Path(dir) = &spec.source else {
-        return Ok((None, None));
+        return Ok((None, None, Vec::new()));
     };
     let copy = tree.with_extension("crate");
     let _ = std::fs::remove_dir_all(&copy);
-    let (rel, state) = copy_path_crate(dir, &copy)?;
+    let (rel, state, left_out) = copy_path_crate(dir, &copy)?;
     Ok((
         Some(copy.join(rel).to_string_lossy().into_owned()),
         Some(state),
+        left_out,
     ))
 }
 
@@ -500,10 +542,10 @@ fn copy_files(from: &Path, files: &[PathBuf], to: &Path, skip: &[&str]) -> Resul
 }
 
 /// Copies the crate at `dir` to `to`, as packaged ([`super::package`]).
-/// Returns the crate's directory relative to `to`, and its state: the
-/// commit of the repository it is in and whether it was modified, and the
-/// sha256 of what was copied.
-fn copy_path_crate(dir: &Path, to: &Path) -> Result<(String, String)> {
+/// Returns the crate's directory relative to `to`, its state (the commit
+/// of the repository it is in and whether it was modified, and the sha256
+/// of what was copied) and the untracked files left out.
+fn copy_path_crate(dir: &Path, to: &Path) -> Result<(String, String, Vec<PathBuf>)> {
     let git = |args: &[&str]| -> Option<String> {
         let out = Command::new("git")
             .args(args)
@@ -523,8 +565,9 @@ fn copy_path_crate(dir: &Path, to: &Path) -> Result<(String, String)> {
     };
     let rel = packaged.rel.to_string_lossy().into_owned();
     let sum = packaged.sha256;
+    let left_out = packaged.left_out;
     let Some(commit) = git(&["rev-parse", "--verify", "--quiet", "HEAD"]) else {
-        return Ok((rel, format!("sha256 {sum}")));
+        return Ok((rel, format!("sha256 {sum}"), left_out));
     };
     let dirty = git(&["status", "--porcelain", "--untracked-files=normal", "."])
         .is_some_and(|s| !s.is_empty());
@@ -533,5 +576,5 @@ fn copy_path_crate(dir: &Path, to: &Path) -> Result<(String, String)> {
         &commit[..commit.len().min(12)],
         if dirty { " modified" } else { "" }
     );
-    Ok((rel, state))
+    Ok((rel, state, left_out))
 }

@@ -277,6 +277,21 @@ mod tests {
     }
 
     #[test]
+    fn a_password_with_a_slash_hash_or_question_mark_is_in_no_manifest() {
+        let d = super::super::declared::known("spin").unwrap();
+        for pw in ["s3/cr3t", "s3#cr3t", "s3?cr3t", "s3@cr/3t"] {
+            let given = format!("x@git:https://alice:{pw}@h.example/r.git#main");
+            assert!(given.contains(pw));
+            let g = super::super::spec::parse(&given, std::path::Path::new("/")).unwrap();
+            let toml = cargo_toml(&g, None, &d, None, GitRef::Branch);
+            for part in ["alice", "s3", "cr3t", "cr/3t"] {
+                assert!(!toml.contains(part), "{pw}: {toml}");
+            }
+            assert!(toml.contains("git = \"https://h.example/r.git\""), "{toml}");
+        }
+    }
+
+    #[test]
     fn two_types_of_one_name_are_refused() {
         let mut d = super::super::declared::known("spin").unwrap();
         d.mutex.push("other::SpinMutex".into());

@@ -4,8 +4,10 @@
 //! revisions. `spec.rs` reads the command line, `declared.rs` says which
 //! locks a crate has, `generate.rs` writes the `subject` crate for it and
 //! `derive.rs` the tree it is built in, `package.rs` a path crate's copy
-//! in it, `resolved.rs` the crate as built.
+//! in it, `resolved.rs` the crate as built, `credentials.rs` a git URL's
+//! user-info carried into the container by a private file.
 
+pub mod credentials;
 pub mod declared;
 pub mod derive;
 mod error;

@@ -1,11 +1,14 @@
-//! A path crate (`--crate NAME@path:DIR`) copied as cargo would package
-//! it, not as a directory: the files `cargo package --list` names for the
-//! crate and for each path dependency of it in its workspace, and the
-//! workspace's root manifest (which members inherit from). A working
-//! copy's untracked secrets (`.env`), build output and anything cargo
-//! would not publish stay where they are; each file keeps its
-//! permissions; a file over [`FILE_LIMIT`], or a crate over
-//! [`TOTAL_LIMIT`], is refused before anything is read.
+//! A path crate (`--crate NAME@path:DIR`) copied as its package would be
+//! published, not as a directory: the files `cargo package --list` names
+//! for the crate and for each path dependency of it in its workspace, and
+//! the workspace's root manifest (which members inherit from). In a git
+//! checkout that is what git tracks, plus what the manifest's `include`
+//! names: `cargo package --list --allow-dirty` adds untracked files that
+//! are not ignored (a `.env`), and those are left out and named
+//! ([`Packaged::left_out`]); build output and anything cargo would not
+//! publish stay where they are too. Each file keeps its permissions; a
+//! file over [`FILE_LIMIT`], or a crate over [`TOTAL_LIMIT`], is refused
+//! before anything is read.
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -64,16 +67,17 @@ impl std::error::Error for PackageError {}
 pub struct Packaged {
     pub rel: PathBuf,
     pub sha256: String,
+    /// Untracked files cargo would have packaged from a dirty checkout,
+    /// left out (relative to the workspace's root).
+    pub left_out: Vec<PathBuf>,
 }
 
 /// Copies the crate at `dir` (canonical) to `to`, as packaged.
 pub fn package(dir: &Path, to: &Path) -> Result<Packaged, PackageError> {
     // cargo package writes into its target dir: one of ours, never the
-    // working copy's.
-    let scratch = to.with_extension("package-target");
-    let packaged = package_with(dir, to, &scratch);
-    let _ = std::fs::remove_dir_all(&scratch);
-    packaged
+    // working copy's, and gone however the run ends.
+    let scratch = crate::scratch::Scratch::new(to.with_extension("package-target"));
+    package_with(dir, to, scratch.path())
 }
 
 fn package_with(dir: &Path, to: &Path, scratch: &Path) -> Result<Packaged, PackageError> {
@@ -117,10 +121,16 @@ fn package_with(dir: &Path, to: &Path, scratch: &Path) -> Result<Packaged, Packa
     if root != dir {
         files.insert(PathBuf::from("Cargo.toml"));
     }
+    let mut left_out = Vec::new();
     for d in &dirs {
         let rel = d.strip_prefix(&root).unwrap_or(Path::new(""));
+        let untracked = untracked(d);
         for f in list(d, scratch)? {
-            files.insert(rel.join(f));
+            if untracked.contains(&f) {
+                left_out.push(rel.join(f));
+            } else {
+                files.insert(rel.join(f));
+            }
         }
     }
     let sha256 = copy(&root, &files, to)?;
@@ -130,7 +140,76 @@ fn package_with(dir: &Path, to: &Path, scratch: &Path) -> Result<Packaged, Packa
             .unwrap_or(Path::new(""))
             .to_path_buf(),
         sha256,
+        left_out,
     })
+}
+
+/// The files under `dir` (relative to it) that git does not track and
+/// does not ignore, unless the manifest names its files with `include`
+/// (then cargo lists what it names, tracked or not, and that is the
+/// author's choice). Empty outside git.
+fn untracked(dir: &Path) -> BTreeSet<PathBuf> {
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    if includes(&manifest) {
+        return BTreeSet::new();
+    }
+    let out = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--others",
+            "--exclude-standard",
+            "--",
+            ".",
+        ])
+        .current_dir(dir)
+        .output();
+    let untracked: BTreeSet<PathBuf> = match out {
+        Ok(o) if o.status.success() => o
+            .stdout
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+            .collect(),
+        _ => BTreeSet::new(),
+    };
+    // A crate whose manifest git does not track is not in that checkout
+    // (a directory inside someone's repository): cargo then lists it as
+    // outside git, and so does this.
+    if untracked.contains(Path::new("Cargo.toml")) {
+        return BTreeSet::new();
+    }
+    untracked
+}
+
+/// Whether the manifest `text` gives `[package]` an `include` list (or
+/// takes the workspace's: `include.workspace = true`).
+fn includes(text: &str) -> bool {
+    let mut table = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            table = header.trim_end_matches(']').trim().to_string();
+            continue;
+        }
+        let key = line
+            .split(['=', '.'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_matches('"');
+        let key = match (table.as_str(), key) {
+            ("", "package") => line
+                .strip_prefix("package.")
+                .map_or("", |r| r.split(['=', '.']).next().unwrap_or("").trim()),
+            ("package", k) => k,
+            _ => "",
+        };
+        if key == "include" {
+            return true;
+        }
+    }
+    false
 }
 
 /// The files of the package at `dir`, relative to it, as `cargo package
@@ -226,6 +305,10 @@ fn copy(from: &Path, files: &BTreeSet<PathBuf>, to: &Path) -> Result<String, Pac
             error: std::io::Error::other(e.to_string()),
         })?;
         let dst = to.join(rel);
+        // Each file whole, or not at all once the run is being stopped.
+        let Some(_writing) = crate::scratch::writing() else {
+            return Err(io(&dst)(std::io::Error::other("the run is being stopped")));
+        };
         if let Some(d) = dst.parent() {
             std::fs::create_dir_all(d).map_err(io(d))?;
         }
@@ -246,6 +329,76 @@ mod tests {
     fn write(p: &Path, text: &str) {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn an_include_list_is_found_in_the_package_table_only() {
+        assert!(includes(
+            "[package]\nname = \"x\"\ninclude = [\"src/**\"]\n"
+        ));
+        assert!(includes("[package]\ninclude.workspace = true\n"));
+        assert!(includes("package.include = [\"a\"]\n"));
+        assert!(!includes(
+            "[package]\nname = \"x\"\n[features]\ninclude = []\n"
+        ));
+        assert!(!includes("[package]\nexclude = [\"x\"]\n"));
+    }
+
+    /// In a git checkout, an untracked file that is not ignored is left
+    /// out and named; a tracked one, modified, is copied as it is.
+    #[test]
+    fn an_untracked_file_is_left_out_of_a_git_checkout() {
+        let d = std::env::temp_dir().join(format!("lm-package-git-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        write(
+            &d.join("Cargo.toml"),
+            "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        );
+        write(&d.join("src/lib.rs"), "");
+        let git = |args: &[&str]| {
+            let ok = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&d)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "x"]);
+        write(&d.join(".env"), "TOKEN=hunter2");
+        write(&d.join("src/lib.rs"), "// modified");
+        let to = d.join("copy");
+        let p = package(&d.canonicalize().unwrap(), &to).unwrap();
+        assert_eq!(p.left_out, [PathBuf::from(".env")]);
+        assert!(!to.join(".env").exists());
+        assert_eq!(
+            std::fs::read_to_string(to.join("src/lib.rs")).unwrap(),
+            "// modified"
+        );
+        // A crate inside a checkout that does not track it is taken as
+        // cargo takes it: outside git.
+        let inner = d.join("inner");
+        write(
+            &inner.join("Cargo.toml"),
+            "[package]\nname = \"inner\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n",
+        );
+        write(&inner.join("src/lib.rs"), "");
+        let p = package(&inner.canonicalize().unwrap(), &d.join("copy-inner")).unwrap();
+        assert!(p.left_out.is_empty(), "{:?}", p.left_out);
+        assert!(d.join("copy-inner/src/lib.rs").exists());
+        // Named in `include`, it is the author's to publish.
+        write(
+            &d.join("Cargo.toml"),
+            "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\ninclude = [\"src/**\", \".env\", \"Cargo.toml\"]\n",
+        );
+        let p = package(&d.canonicalize().unwrap(), &d.join("copy2")).unwrap();
+        assert!(p.left_out.is_empty());
+        assert!(d.join("copy2/.env").exists());
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     /// A workspace member with a path dependency: the two packages and the

@@ -46,28 +46,9 @@ impl fmt::Debug for Credentials {
     }
 }
 
-/// `s` with the user-info of every URL in it removed
-/// (`https://user:token@host/x` is `https://host/x`): for anything stored,
-/// printed or rendered that may hold a URL from the command line.
-pub fn redact(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(at) = rest.find("://") {
-        let (head, tail) = rest.split_at(at + 3);
-        out.push_str(head);
-        let end = tail
-            .find(|c: char| "/?#".contains(c) || c.is_whitespace() || "\"'`<>".contains(c))
-            .unwrap_or(tail.len());
-        let authority = &tail[..end];
-        match authority.rfind('@') {
-            Some(i) => out.push_str(&authority[i + 1..]),
-            None => out.push_str(authority),
-        }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
-}
+/// A URL's user-info removed from text: the one rule, in `escape`, which
+/// the container backend (below this module) uses too.
+pub use crate::escape::redact;
 
 impl fmt::Display for Spec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -256,6 +237,25 @@ mod tests {
             redact("clone https://tok@github.com/a/b and git://u:p@h:9/x#y"),
             "clone https://github.com/a/b and git://h:9/x#y"
         );
+        // The URL grammar, not the first `/`: a password holding `/`, `#`,
+        // `?` or `@` goes whole; a URL without user-info is left as it is.
+        for (url, plain) in [
+            ("https://u:pa/ss@host/r.git", "https://host/r.git"),
+            ("https://u:pa#ss@host/r.git", "https://host/r.git"),
+            (
+                "https://u:pa?ss@host:8080/r.git?x#y",
+                "https://host:8080/r.git?x#y",
+            ),
+            ("https://u:p@ss/w@rd@host/r", "https://host/r"),
+            ("ssh://git@github.com/a/b.git", "ssh://github.com/a/b.git"),
+            ("https://host/r.git", "https://host/r.git"),
+            ("`https://u:p/q@h/x`", "`https://h/x`"),
+        ] {
+            assert_eq!(redact(url), plain, "{url}");
+        }
+        let s = parsed("x@git:https://alice:to/k#e?n@host/r.git#main").unwrap();
+        assert_eq!(s.to_string(), "x@git:https://host/r.git#main");
+        assert!(s.credentials.is_some());
         let e = parsed("x@git:http://user:s3cr3t@host/r.git").unwrap_err();
         assert!(!e.to_string().contains("s3cr3t"), "{e}");
         assert!(parsed("x@path:")
