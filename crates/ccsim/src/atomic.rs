@@ -6,78 +6,81 @@
 //!
 //! Accesses are sequentially consistent: one vCPU touches memory at a
 //! time, in virtual-time order, so the orderings are accepted and
-//! ignored (weak memory is loom's to check, not this model's).
+//! ignored (weak memory is loom's to check, not this model's). The value
+//! is a std atomic all the same, so a thread outside the simulation (a
+//! thread-local's destructor as a vCPU's thread exits) never races it.
 
 use crate::coherence::Kind;
 use crate::world::access;
-use std::cell::UnsafeCell;
 use std::panic::Location;
+use std::sync::atomic as std_atomic;
 pub use std::sync::atomic::Ordering;
+use std::sync::atomic::Ordering::SeqCst;
 
 macro_rules! atomic_int {
-    ($name:ident, $t:ty) => {
+    ($name:ident, $std:ident, $t:ty) => {
         #[repr(transparent)]
-        pub struct $name(UnsafeCell<$t>);
-
-        // SAFETY: only the vCPU holding the baton touches the value, and
-        // the baton passes through a mutex (happens-before); outside a
-        // simulation the crate's users touch it from one thread, or from
-        // threads a spawn or join orders.
-        unsafe impl Sync for $name {}
+        pub struct $name(std_atomic::$std);
 
         impl $name {
             pub const fn new(v: $t) -> $name {
-                $name(UnsafeCell::new(v))
+                $name(std_atomic::$std::new(v))
             }
 
             pub const fn as_ptr(&self) -> *mut $t {
-                self.0.get()
+                self.0.as_ptr()
             }
 
             /// # Safety
             /// As `std`'s: `ptr` is aligned, valid for the lifetime and only
-            /// accessed through these atomics meanwhile.
+            /// accessed through atomics meanwhile.
             pub unsafe fn from_ptr<'a>(ptr: *mut $t) -> &'a $name {
-                // SAFETY: repr(transparent) over the value; the caller's
-                // promise is std's.
+                // SAFETY: repr(transparent) over std's atomic, itself over
+                // the value; the caller's promise is std's.
                 unsafe { &*ptr.cast::<$name>() }
             }
 
+            /// A read-modify-write: `f` maps the old value to the new one,
+            /// or to `None` (a compare-exchange that fails, which writes
+            /// nothing). One vCPU at a time runs it; outside a simulation
+            /// it is a CAS loop.
             fn rmw(
                 &self,
                 site: &'static Location<'static>,
-                f: impl FnOnce($t) -> Option<$t>,
+                f: impl Fn($t) -> Option<$t>,
             ) -> Result<$t, $t> {
-                let p = self.0.get();
-                access(p as usize, Kind::Rmw, site, || {
-                    // SAFETY: see the Sync impl: we hold the baton.
-                    let old = unsafe { p.read() };
-                    match f(old) {
-                        Some(new) => {
-                            unsafe { p.write(new) };
-                            (Ok(old), true)
+                access(self.0.as_ptr() as usize, Kind::Rmw, site, || {
+                    let mut old = self.0.load(SeqCst);
+                    loop {
+                        match f(old) {
+                            Some(new) => match self.0.compare_exchange(old, new, SeqCst, SeqCst) {
+                                Ok(_) => return (Ok(old), true),
+                                Err(now) => old = now,
+                            },
+                            None => return (Err(old), false),
                         }
-                        None => (Err(old), false),
                     }
                 })
             }
 
             #[track_caller]
             pub fn load(&self, _: Ordering) -> $t {
-                let p = self.0.get();
-                // SAFETY: see the Sync impl.
-                access(p as usize, Kind::Load, Location::caller(), || {
-                    (unsafe { p.read() }, false)
-                })
+                access(
+                    self.0.as_ptr() as usize,
+                    Kind::Load,
+                    Location::caller(),
+                    || (self.0.load(SeqCst), false),
+                )
             }
 
             #[track_caller]
             pub fn store(&self, v: $t, _: Ordering) {
-                let p = self.0.get();
-                // SAFETY: see the Sync impl.
-                access(p as usize, Kind::Store, Location::caller(), || {
-                    (unsafe { p.write(v) }, true)
-                })
+                access(
+                    self.0.as_ptr() as usize,
+                    Kind::Store,
+                    Location::caller(),
+                    || (self.0.store(v, SeqCst), true),
+                )
             }
 
             #[track_caller]
@@ -145,59 +148,49 @@ macro_rules! atomic_int {
 
         impl std::fmt::Debug for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                // SAFETY: see the Sync impl (a debug print, unpriced).
-                write!(f, "{}", unsafe { self.0.get().read() })
+                // A debug print is not an access: unpriced.
+                write!(f, "{}", self.0.load(SeqCst))
             }
         }
     };
 }
 
-atomic_int!(AtomicU8, u8);
-atomic_int!(AtomicU16, u16);
-atomic_int!(AtomicU32, u32);
-atomic_int!(AtomicU64, u64);
-atomic_int!(AtomicUsize, usize);
+atomic_int!(AtomicU8, AtomicU8, u8);
+atomic_int!(AtomicU16, AtomicU16, u16);
+atomic_int!(AtomicU32, AtomicU32, u32);
+atomic_int!(AtomicU64, AtomicU64, u64);
+atomic_int!(AtomicUsize, AtomicUsize, usize);
 
 #[repr(transparent)]
-pub struct AtomicPtr<T>(UnsafeCell<*mut T>);
+pub struct AtomicPtr<T>(std_atomic::AtomicPtr<T>);
 
-// SAFETY: as the integers'.
-unsafe impl<T> Sync for AtomicPtr<T> {}
-// SAFETY: a pointer value; what it points to is the user's.
-unsafe impl<T> Send for AtomicPtr<T> {}
-
-// Clippy takes the pointer values stored for pointers dereferenced: only
-// the cell is written, never what a value points to.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl<T> AtomicPtr<T> {
     pub const fn new(p: *mut T) -> AtomicPtr<T> {
-        AtomicPtr(UnsafeCell::new(p))
+        AtomicPtr(std_atomic::AtomicPtr::new(p))
+    }
+
+    fn addr(&self) -> usize {
+        self.0.as_ptr() as usize
     }
 
     #[track_caller]
     pub fn load(&self, _: Ordering) -> *mut T {
-        let p = self.0.get();
-        // SAFETY: see the integers' Sync impl.
-        access(p as usize, Kind::Load, Location::caller(), || {
-            (unsafe { p.read() }, false)
+        access(self.addr(), Kind::Load, Location::caller(), || {
+            (self.0.load(SeqCst), false)
         })
     }
 
     #[track_caller]
     pub fn store(&self, v: *mut T, _: Ordering) {
-        let p = self.0.get();
-        // SAFETY: as in load.
-        access(p as usize, Kind::Store, Location::caller(), || {
-            (unsafe { p.write(v) }, true)
+        access(self.addr(), Kind::Store, Location::caller(), || {
+            (self.0.store(v, SeqCst), true)
         })
     }
 
     #[track_caller]
     pub fn swap(&self, v: *mut T, _: Ordering) -> *mut T {
-        let p = self.0.get();
-        // SAFETY: as in load.
-        access(p as usize, Kind::Rmw, Location::caller(), || {
-            (unsafe { p.replace(v) }, true)
+        access(self.addr(), Kind::Rmw, Location::caller(), || {
+            (self.0.swap(v, SeqCst), true)
         })
     }
 
@@ -209,16 +202,10 @@ impl<T> AtomicPtr<T> {
         _: Ordering,
         _: Ordering,
     ) -> Result<*mut T, *mut T> {
-        let p = self.0.get();
-        // SAFETY: as in load.
-        access(p as usize, Kind::Rmw, Location::caller(), || {
-            let old = unsafe { p.read() };
-            if std::ptr::eq(old, current) {
-                unsafe { p.write(new) };
-                (Ok(old), true)
-            } else {
-                (Err(old), false)
-            }
+        access(self.addr(), Kind::Rmw, Location::caller(), || {
+            let r = self.0.compare_exchange(current, new, SeqCst, SeqCst);
+            let wrote = r.is_ok();
+            (r, wrote)
         })
     }
 }

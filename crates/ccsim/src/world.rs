@@ -525,6 +525,11 @@ where
     })
 }
 
+/// Whether some vCPU is still running (not done, not aborted).
+fn still_running(w: &World) -> bool {
+    w.running != ABORT && w.cpus.iter().any(|c| c.state != State::Done)
+}
+
 fn run_cpu<F: Fn(usize) + Sync>(cpu: usize, body: &F) {
     ME.with(|m| m.set(Some(cpu)));
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -532,12 +537,12 @@ fn run_cpu<F: Fn(usize) + Sync>(cpu: usize, body: &F) {
         body(cpu);
     }));
     let mut w = world();
-    let world = w.as_mut().expect("running");
+    let state = w.as_mut().expect("running");
     match outcome {
         Ok(()) => {
-            world.cpus[cpu].state = State::Done;
-            if world.running != ABORT {
-                world.pass();
+            state.cpus[cpu].state = State::Done;
+            if state.running != ABORT {
+                state.pass();
             }
         }
         Err(payload) if payload.is::<Aborted>() => {}
@@ -547,8 +552,23 @@ fn run_cpu<F: Fn(usize) + Sync>(cpu: usize, body: &F) {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic".into());
-            world.abort(SimError::Panicked(format!("cpu {cpu}: {why}")));
+            state.abort(SimError::Panicked(format!("cpu {cpu}: {why}")));
         }
+    }
+    if !still_running(state) {
+        for c in &state.cpus {
+            if let Some(t) = &c.thread {
+                t.unpark();
+            }
+        }
+    }
+    // The thread stays until every vCPU is done: its exit runs thread-local
+    // destructors (a lock's per-thread slot freed), which must not change
+    // what a vCPU still running finds.
+    while w.as_ref().is_some_and(still_running) {
+        drop(w);
+        std::thread::park();
+        w = world();
     }
     drop(w);
     ME.with(|m| m.set(None));
