@@ -33,7 +33,7 @@
 //! [`evaluate`] is a pure function of the run, the reference and the
 //! options; reading baseline files happens before ([`Reference::stored`]).
 
-use crate::baseline::Testbed;
+use super::contention::ContentionGate;
 use super::judge::*;
 use super::miri::MiriGate;
 use super::ordering::ModelGate;
@@ -43,6 +43,7 @@ pub use super::report::{
     CellReport, Effect, FailedCheck, GateReport, Item, Look, Recounted, TimingGate, Verdict,
 };
 use super::GateOptions;
+use crate::baseline::Testbed;
 use crate::family;
 use crate::family::BadGateOption;
 use crate::results::Run;
@@ -97,6 +98,18 @@ pub fn evaluate(
             run.miri.as_ref(),
             match reference {
                 Reference::Base(base) => base.miri.as_ref(),
+                _ => None,
+            },
+        ),
+        // Against stored baselines, `load` fills it in with the file.
+        contention: ContentionGate::of(
+            run.contention.as_ref(),
+            match reference {
+                Reference::Base(base) => base
+                    .contention
+                    .as_ref()
+                    .filter(|b| b.error.is_none())
+                    .map(|b| (&b.records[..], "the base revision".to_string())),
                 _ => None,
             },
         ),

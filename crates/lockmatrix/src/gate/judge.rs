@@ -1,13 +1,13 @@
 //! The judgement: each suite's cells against their reference, each
 //! verdict, and the timing family decided look by look. Pure.
 
-use crate::baseline::Testbed;
 use super::ordering::OrderingChange;
 use super::ordering::{self, Footprints};
 use super::reference::*;
 use super::report::*;
 use super::GateOptions;
 use crate::acknowledge::Acknowledgement;
+use crate::baseline::Testbed;
 use crate::cells::{self, CellKey, RunCell, Summary};
 use crate::family;
 use crate::name::Name;

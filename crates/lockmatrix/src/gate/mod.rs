@@ -18,6 +18,8 @@
 //! - [`update`]: `baseline update`.
 
 mod brief;
+pub mod contention;
+pub mod contention_file;
 pub mod evaluate;
 mod judge;
 pub mod load;

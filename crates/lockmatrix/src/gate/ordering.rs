@@ -16,13 +16,13 @@
 //!   fails too (nothing may pass unchecked).
 
 use crate::acknowledge::{self, Acknowledgement};
+pub use crate::baseline::footprints::{CellFootprint, Footprints, OpFootprint};
 use crate::cells::CellKey;
 use crate::footprint::{self, Class};
 use crate::model::Unmodelled;
 use crate::name::Name;
 use crate::protocol::case_label;
 use crate::results::ModelRun;
-pub use crate::baseline::footprints::{CellFootprint, Footprints, OpFootprint};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

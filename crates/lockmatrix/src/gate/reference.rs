@@ -2,10 +2,10 @@
 //! beside it, or the committed baselines (and, where another compiler
 //! counted them, a recount of their commit standing in for their counts).
 
-use crate::baseline::{self, Baseline, Testbed};
 use super::ordering::Footprints;
 use super::report::*;
 use crate::acknowledge::Acknowledgement;
+use crate::baseline::{self, Baseline, Testbed};
 use crate::cells::{self, CellKey, RunCell};
 use crate::commit::CommitId;
 use crate::name::Name;

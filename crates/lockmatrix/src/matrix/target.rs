@@ -239,9 +239,9 @@ impl Runs<'_> {
     fn stored(&self, t: &Target, result: &mut TargetResult) -> Option<crate::family::Stored> {
         let stored = match (&self.opts.stored, t.runner) {
             (Some(_), RunnerKind::Qemu) | (None, _) => None,
-            (Some(dir), _) if self.opts.against.is_none() && self.opts.rounds.is_none() => {
-                Some(crate::baseline::stored_timings(dir, self.host, result, self.names))
-            }
+            (Some(dir), _) if self.opts.against.is_none() && self.opts.rounds.is_none() => Some(
+                crate::baseline::stored_timings(dir, self.host, result, self.names),
+            ),
             _ => None,
         };
         if stored

@@ -1,0 +1,167 @@
+//! Building the suites' contention binaries for the host and running
+//! them; their records kept by the hash of what they were built from.
+//!
+//! One cargo invocation builds every suite asked for, with
+//! `--cfg lockmatrix_sim`, in the release profile with unwinding (a vCPU
+//! that panics must fail its run, not the process), into the cache's own
+//! `contention-target`, one process at a time. A suite's key hashes the
+//! workspace manifest and lock file, the `ccsim` crate, the harness, the
+//! suite's whole directory and the compiler: the numbers are a function
+//! of exactly these, so a result holds as long as its key.
+
+use super::error::ContentionError;
+use super::record::{self, Printed, Record, Uncovered};
+use crate::runner::{self, Exit, Invocation};
+use crate::toolchain::Toolchain;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Bumped when what a key covers or an entry holds changes.
+const FORMAT: u32 = 1;
+
+/// Longest a suite's runs may take (the budget is two minutes
+/// for every lock on this kind of VM; this only catches a hang).
+const TIMEOUT: Duration = Duration::from_secs(900);
+
+pub struct Built {
+    _lock: std::fs::File,
+    dir: PathBuf,
+}
+
+fn every_file(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ContentionError> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| ContentionError::io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.file_name().is_some_and(|n| n == "target") {
+            continue;
+        }
+        if p.is_dir() {
+            every_file(&p, out)?;
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+pub fn key(root: &Path, suite: &str, compiler: &str) -> Result<String, ContentionError> {
+    let mut files = vec![root.join("Cargo.toml"), root.join("Cargo.lock")];
+    for d in ["crates/ccsim", "suites/harness"] {
+        every_file(&root.join(d), &mut files)?;
+    }
+    every_file(&root.join("suites").join(suite), &mut files)?;
+    let head = format!("lockmatrix contention {FORMAT}\0{compiler}\0{suite}\0");
+    crate::file::files_hash(&head, root, &files)
+        .map_err(|e| ContentionError::io(root, std::io::Error::other(e.to_string())))
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    format: u32,
+    records: Vec<Record>,
+    uncovered: Vec<Uncovered>,
+}
+
+fn dir() -> Option<PathBuf> {
+    Some(crate::cache::dir().ok()?.join("contention-results"))
+}
+
+pub fn load(key: &str) -> Option<Printed> {
+    let e: Entry = crate::file::load_json(&dir()?, key)?;
+    (e.format == FORMAT).then_some(Printed {
+        records: e.records,
+        uncovered: e.uncovered,
+    })
+}
+
+pub fn store(key: &str, p: &Printed) -> Result<(), ContentionError> {
+    let dir = crate::cache::dir()?.join("contention-results");
+    let entry = Entry {
+        format: FORMAT,
+        records: p.records.clone(),
+        uncovered: p.uncovered.clone(),
+    };
+    crate::file::store_json(&dir, key, &entry)
+        .map_err(|e| ContentionError::io(&dir, std::io::Error::other(e.to_string())))
+}
+
+pub fn build(tc: &Toolchain, root: &Path, suites: &[&str]) -> Result<Built, ContentionError> {
+    let dir = crate::cache::dir()?.join("contention-target");
+    let failed = |log: String| ContentionError::Build {
+        suites: suites.join(", "),
+        log,
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| ContentionError::io(&dir, e))?;
+    let lock = crate::build::lock_dir(&dir).map_err(|e| failed(format!("error: {e}")))?;
+    let mut cmd = crate::build::cargo(&tc.cargo);
+    cmd.current_dir(root)
+        .env("CARGO_TARGET_DIR", &dir)
+        .env("RUSTC", &tc.rustc)
+        .env("RUSTFLAGS", "--cfg lockmatrix_sim")
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--config",
+            "profile.release.panic=\"unwind\"",
+        ]);
+    for s in suites {
+        cmd.args(["-p", s]);
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| failed(format!("error: cannot run {}: {e}", tc.cargo.display())))?;
+    let built = Built { _lock: lock, dir };
+    if !out.status.success() {
+        return Err(failed(String::from_utf8_lossy(&out.stderr).into_owned()));
+    }
+    if let Some(s) = suites.iter().find(|s| !built.binary(s).is_file()) {
+        return Err(failed(format!("error: the build made no binary {s}")));
+    }
+    Ok(built)
+}
+
+impl Built {
+    fn binary(&self, suite: &str) -> PathBuf {
+        self.dir.join("release").join(suite)
+    }
+}
+
+/// Runs `suite`'s binary on the gating machine and ladder.
+pub fn run(built: &Built, suite: &str) -> Result<Printed, ContentionError> {
+    let cpus: Vec<String> = super::CPUS.iter().map(u32::to_string).collect();
+    let inv = Invocation {
+        program: built.binary(suite).display().to_string(),
+        args: vec![
+            "--machine".into(),
+            super::MACHINE.into(),
+            "--cpus".into(),
+            cpus.join(","),
+        ],
+    };
+    let err = |why: String| ContentionError::Run {
+        suite: suite.to_string(),
+        why,
+    };
+    let out = runner::execute(&inv, &built.dir, TIMEOUT)
+        .map_err(|e| err(format!("cannot run {}: {e}", inv.program)))?;
+    let last = out.stderr.lines().last().unwrap_or("").to_string();
+    match out.exit {
+        // 1: a run failed, which its record says.
+        Exit::Code(0 | 1) => record::parse(suite, &out.stdout),
+        Exit::Code(c) => Err(err(format!("exit status {c}: {last}"))),
+        Exit::Signal(s) => Err(err(format!(
+            "killed by {} ({s}): {last}",
+            runner::signal_name(s)
+        ))),
+        Exit::TimedOut => Err(err(format!(
+            "still running after {} s, killed",
+            TIMEOUT.as_secs()
+        ))),
+        Exit::Flooded => Err(err("killed for printing too much".into())),
+    }
+}
