@@ -264,17 +264,22 @@ pub(crate) fn access<R>(
     let mut w = turn(world(), me);
     let llsc = kind == Kind::Rmw && w.as_ref().expect("running").machine.rmw == Rmw::LlSc;
     if !llsc {
+        let i = w.as_mut().expect("running").line(addr, site, me);
+        let (mut w, requested) = request(w, me, i, kind);
         let world = w.as_mut().expect("running");
-        let i = world.line(addr, site, me);
         let (r, wrote) = op();
-        price(world, me, i, kind, wrote, site);
+        price(world, me, i, kind, wrote, requested, site);
         return r;
     }
     // Load-linked, then (after whoever comes between) store-conditional.
+    // The store-conditional's upgrade is priced whole when it writes: its
+    // request is not split from its effect (the write is done by then).
     loop {
+        let i = w.as_mut().expect("running").line(addr, site, me);
+        let (w2, requested) = request(w, me, i, Kind::Load);
+        w = w2;
         let world = w.as_mut().expect("running");
-        let i = world.line(addr, site, me);
-        price(world, me, i, Kind::Load, false, site);
+        price(world, me, i, Kind::Load, false, requested, site);
         let version = world.lines[i].version;
         w = turn(w, me);
         let world = w.as_mut().expect("running");
@@ -286,20 +291,49 @@ pub(crate) fn access<R>(
         }
         let (r, wrote) = op();
         if wrote {
-            price(world, me, i, Kind::Store, true, site);
+            price(world, me, i, Kind::Store, true, false, site);
         }
         return r;
     }
 }
 
+/// The first half of a miss: the request travels to the line's holder
+/// (half the transaction's cost, after any transaction in flight on the
+/// line), and only when it arrives does the line change hands. Meanwhile
+/// the holder goes on using its copy: that is the window in which a CPU
+/// that just released a lock takes it again before a waiter's request
+/// arrives. Whether a request was made (the access is then priced from
+/// its arrival).
+fn request(
+    mut w: MutexGuard<'_, Option<World>>,
+    me: usize,
+    i: usize,
+    kind: Kind,
+) -> (MutexGuard<'_, Option<World>>, bool) {
+    let world = w.as_mut().expect("running");
+    let mut probe = world.lines[i].line.clone();
+    let p = probe.access(&world.machine, &world.nodes, me, kind);
+    if !p.miss {
+        return (w, false);
+    }
+    let busy = world.lines[i].busy_until;
+    let cpu = &mut world.cpus[me];
+    let start = cpu.clock.max(busy);
+    cpu.stats.queued_cycles += start - cpu.clock;
+    cpu.clock = start + u64::from(p.cycles / 2);
+    (turn(w, me), true)
+}
+
 /// Prices an access of `me` to line `i` and does its side effects: the
 /// clock, the line's queue, invalidations, the spinners it wakes.
+#[allow(clippy::too_many_arguments)]
 fn price(
     world: &mut World,
     me: usize,
     i: usize,
     kind: Kind,
     wrote: bool,
+    requested: bool,
     site: &'static Location<'static>,
 ) {
     let World {
@@ -317,7 +351,13 @@ fn price(
     } else {
         cpu.clock
     };
-    let end = start + u64::from(p.cycles);
+    // A requested miss pays the rest: the response.
+    let cost = if requested && p.miss {
+        p.cycles - p.cycles / 2
+    } else {
+        p.cycles
+    };
+    let end = start + u64::from(cost);
     cpu.stats.accesses += 1;
     if p.miss {
         rec.busy_until = end;
