@@ -22,6 +22,7 @@ mod run;
 
 pub use error::ContentionError;
 pub use record::{HotLine, Record, Uncovered};
+pub use run::{CPUS, MACHINE};
 
 use crate::toolchain::Toolchain;
 use serde::{Deserialize, Serialize};
@@ -30,11 +31,6 @@ use std::time::Instant;
 
 /// The suites with locks written here.
 pub const SUITES: &[&str] = &["spinlock", "rwsem"];
-
-/// The machine the matrix gates on (ccsim's default: generic x86, one
-/// socket), and the vCPU counts (seed 001's ladder to 64).
-pub const MACHINE: &str = "x86";
-pub const CPUS: &[u32] = &[1, 2, 4, 8, 16, 32, 64];
 
 /// The model's results in a run (`run.json`'s `contention`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

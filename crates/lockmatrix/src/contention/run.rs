@@ -17,6 +17,11 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The machine the matrix gates on (ccsim's default: generic x86, one
+/// socket), and the vCPU counts (seed 001's ladder to 64).
+pub const MACHINE: &str = "x86";
+pub const CPUS: &[u32] = &[1, 2, 4, 8, 16, 32, 64];
+
 /// Bumped when what a key covers or an entry holds changes.
 const FORMAT: u32 = 1;
 
@@ -133,12 +138,12 @@ impl Built {
 
 /// Runs `suite`'s binary on the gating machine and ladder.
 pub fn run(built: &Built, suite: &str) -> Result<Printed, ContentionError> {
-    let cpus: Vec<String> = super::CPUS.iter().map(u32::to_string).collect();
+    let cpus: Vec<String> = CPUS.iter().map(u32::to_string).collect();
     let inv = Invocation {
         program: built.binary(suite).display().to_string(),
         args: vec![
             "--machine".into(),
-            super::MACHINE.into(),
+            MACHINE.into(),
             "--cpus".into(),
             cpus.join(","),
         ],

@@ -69,6 +69,8 @@ pub struct ContentionGate {
     pub failed_runs: Vec<String>,
     pub worse: Vec<Change>,
     pub better: Vec<Change>,
+    /// Metrics with no better side (`acq_max`) that moved: shown.
+    pub moved: Vec<Change>,
     /// Runs in only one side.
     pub new_runs: Vec<String>,
     pub gone_runs: Vec<String>,
@@ -152,16 +154,12 @@ impl ContentionGate {
                     head: value,
                     hotter: hotter(&r.lines, &base.lines),
                 };
-                let worse = match (lower_is_better(metric), was, value) {
-                    (Some(lower), Some(a), Some(b)) => (b > a) == lower,
-                    // Defined before, undefined now (or the reverse): a change.
-                    (Some(_), _, _) => true,
-                    (None, _, _) => false,
-                };
-                if worse {
-                    g.worse.push(change);
-                } else {
-                    g.better.push(change);
+                match (lower_is_better(metric), was, value) {
+                    (None, _, _) => g.moved.push(change),
+                    (Some(lower), Some(a), Some(b)) if (b > a) != lower => g.better.push(change),
+                    // Worse, or defined before and undefined now (or the
+                    // reverse): a change the gate cannot call better.
+                    _ => g.worse.push(change),
                 }
             }
         }

@@ -60,20 +60,26 @@ pub fn read(dir: &Path) -> Result<Option<Stored>, Corrupt> {
     Ok(Some(stored))
 }
 
+/// Why a run's model is not recorded (said, never fatal: the other
+/// baselines are written).
+#[derive(Debug, thiserror::Error)]
+pub enum NotRecorded {
+    #[error("contention: not recorded: the model did not run: {0}")]
+    DidNotRun(String),
+    #[error("contention: not recorded: {0} runs failed")]
+    Failed(usize),
+}
+
 /// The file's text for `run`'s records at `commit`, and the line that
-/// says so; `Err` with why when the run's model is not fit to record.
-pub fn text(run: &Run, commit: &str) -> Option<Result<(String, String), String>> {
+/// says so; why not when the run's model is not fit to record.
+pub fn text(run: &Run, commit: &str) -> Option<Result<(String, String), NotRecorded>> {
     let c = run.contention.as_ref()?;
     if let Some(e) = &c.error {
-        return Some(Err(format!(
-            "contention: not recorded: the model did not run: {e}"
-        )));
+        return Some(Err(NotRecorded::DidNotRun(e.clone())));
     }
     let failed = c.failed().count();
     if failed > 0 {
-        return Some(Err(format!(
-            "contention: not recorded: {failed} runs failed"
-        )));
+        return Some(Err(NotRecorded::Failed(failed)));
     }
     let mut records = c.records.clone();
     records.iter_mut().for_each(|r| r.secs = 0.0);

@@ -337,6 +337,9 @@ impl GateReport {
             for c in &self.contention.better {
                 let _ = writeln!(out, "  better  {}", c.line());
             }
+            for c in &self.contention.moved {
+                let _ = writeln!(out, "  moved   {}", c.line());
+            }
         }
         out.push_str(&self.count_line());
         out.push('\n');

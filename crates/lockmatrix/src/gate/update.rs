@@ -225,7 +225,7 @@ fn update(
             files.push((baselines.join(super::contention_file::FILE), text));
             lines.push(line);
         }
-        Some(Err(why)) => lines.push(why),
+        Some(Err(why)) => lines.push(why.to_string()),
         None => {}
     }
     baseline::write_all(&files)?;
