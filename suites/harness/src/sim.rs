@@ -156,7 +156,7 @@ impl Tally {
     /// exclusively (`write`) or shared.
     pub fn acquired(&self, cpu: usize, write: bool, called: u64, now: u64) {
         self.with(|t| {
-            if write && (t.writers_in > 0 || t.readers_in > 0) || !write && t.writers_in > 0 {
+            if t.writers_in > 0 || (write && t.readers_in > 0) {
                 t.violation.get_or_insert(format!(
                     "cpu {cpu} got the lock ({}) with {} writers and {} readers inside",
                     if write { "exclusive" } else { "shared" },
@@ -276,7 +276,9 @@ fn metrics(report: &Report, tally: &Inner, readers: bool) -> Vec<(String, J)> {
 /// The lines with the most misses, same labels merged (a queue node per
 /// vCPU is one entry), at most four.
 fn lines(report: &Report, total: u64) -> J {
-    let mut merged: Vec<(String, u64, Vec<(String, u64)>)> = Vec::new();
+    // (label, misses, (site, misses) by site)
+    type Merged = (String, u64, Vec<(String, u64)>);
+    let mut merged: Vec<Merged> = Vec::new();
     for l in &report.lines {
         let sites = l.top_sites();
         match merged.iter_mut().find(|m| m.0 == l.label) {
