@@ -156,3 +156,50 @@ fn coverage(uncovered: &[Uncovered], records: &[Record]) -> String {
         if out.is_empty() { "none".into() } else { out.join(", ") }
     )
 }
+
+/// One workload's metric by lock and vCPU count, for the HTML report's
+/// model curves (the same records the tables above print).
+pub struct Ladder {
+    pub machine: String,
+    pub cpus: Vec<u32>,
+    pub locks: Vec<String>,
+    /// `values[i][j]`: `cpus[i]`, `locks[j]` (`None`: no value, or failed).
+    pub values: Vec<Vec<Option<f64>>>,
+}
+
+/// `metric` of `workload` of `suite` in the run's model, if it ran.
+pub fn ladder_of(run: &Run, suite: &str, workload: &str, metric: &str) -> Option<Ladder> {
+    let c = run.contention.as_ref()?;
+    let runs: Vec<&Record> = (c.records.iter())
+        .filter(|r| r.suite.as_str() == suite && r.workload == workload)
+        .collect();
+    let first = runs.first()?;
+    let mut cpus: Vec<u32> = runs.iter().map(|r| r.cpus).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let mut locks: Vec<String> = Vec::new();
+    for r in &runs {
+        if !locks.iter().any(|l| l == r.lock.as_str()) {
+            locks.push(r.lock.to_string());
+        }
+    }
+    let values = cpus
+        .iter()
+        .map(|&n| {
+            locks
+                .iter()
+                .map(|l| {
+                    runs.iter()
+                        .find(|r| r.cpus == n && r.lock.as_str() == l && r.error.is_none())
+                        .and_then(|r| r.metrics.get(metric).copied().flatten())
+                })
+                .collect()
+        })
+        .collect();
+    Some(Ladder {
+        machine: first.machine.to_string(),
+        cpus,
+        locks,
+        values,
+    })
+}
