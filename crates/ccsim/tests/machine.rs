@@ -219,3 +219,36 @@ fn the_clock_is_virtual_time_at_the_machines_rate() {
     })
     .unwrap();
 }
+
+#[test]
+fn with_128_byte_lines_neighbours_64_bytes_apart_share_a_line() {
+    #[repr(C, align(128))]
+    struct TwoHalves {
+        a: AtomicU32,
+        _pad: [u8; 60],
+        b: AtomicU32,
+    }
+    let x = Box::new(TwoHalves {
+        a: AtomicU32::new(0),
+        _pad: [0; 60],
+        b: AtomicU32::new(0),
+    });
+    let run = |m: Machine| {
+        simulate(&m, 2, &[], |cpu| {
+            let c = if cpu == 0 { &x.a } else { &x.b };
+            for _ in 0..50 {
+                c.fetch_add(1, Relaxed);
+            }
+        })
+        .unwrap()
+    };
+    let apart = run(x86());
+    let shared = run(x86().with_line_bytes(128));
+    assert_eq!((apart.lines.len(), shared.lines.len()), (2, 1));
+    assert!(
+        shared.misses() > 10 * apart.misses(),
+        "{} vs {}",
+        shared.misses(),
+        apart.misses()
+    );
+}
