@@ -417,3 +417,42 @@ pub fn bad_flags(why: &str) -> ExitCode {
     eprintln!("error: {why}");
     ExitCode::from(2)
 }
+
+/// Every heap allocation of a model binary on 128-byte lines of its own.
+/// Where the system allocator puts two small objects (two threads'
+/// parkers in rwsem) depends on which arena each thread got and what was
+/// freed before, so whether they shared a line would vary from run to
+/// run; the model's numbers must not. False sharing between separate heap
+/// objects is therefore not modelled (a lock's own struct is laid out as
+/// the compiler lays it out).
+struct LineAligned;
+
+const LINE: usize = 128;
+
+fn on_lines(layout: std::alloc::Layout) -> std::alloc::Layout {
+    let size = layout.size().div_ceil(LINE).max(1) * LINE;
+    std::alloc::Layout::from_size_align(size, layout.align().max(LINE))
+        .expect("a line-aligned layout of a valid one")
+}
+
+// SAFETY: every call is the system allocator's with the same adjusted
+// layout for an allocation and its release.
+unsafe impl std::alloc::GlobalAlloc for LineAligned {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: a non-zero size (at least one line), as System needs.
+        unsafe { std::alloc::System.alloc(on_lines(layout)) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: as in alloc.
+        unsafe { std::alloc::System.alloc_zeroed(on_lines(layout)) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: `ptr` came from alloc with this layout, adjusted alike.
+        unsafe { std::alloc::System.dealloc(ptr, on_lines(layout)) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: LineAligned = LineAligned;
