@@ -170,3 +170,51 @@ pub fn run(built: &Built, suite: &str) -> Result<Printed, ContentionError> {
         Exit::Flooded => Err(err("killed for printing too much".into())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suites_key_moves_with_what_its_numbers_are_made_of_only() {
+        let root = std::env::temp_dir().join(format!("lm-contention-key-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (file, text) in [
+            ("Cargo.toml", "[workspace]"),
+            ("Cargo.lock", "# lock"),
+            ("crates/ccsim/src/world.rs", "scheduler"),
+            ("suites/harness/src/sim.rs", "runner"),
+            ("suites/spinlock/src/locks/ticket.rs", "ticket"),
+            ("suites/rwsem/src/locks/fair_rwspin.rs", "pf-t"),
+        ] {
+            let p = root.join(file);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let k = || key(&root, "spinlock", "rustc 1.85.0").unwrap();
+        let first = k();
+        assert_eq!(k(), first, "a key is a function of the files");
+        std::fs::write(
+            root.join("suites/rwsem/src/locks/fair_rwspin.rs"),
+            "changed",
+        )
+        .unwrap();
+        assert_eq!(k(), first, "another suite moved spinlock's key");
+        // A build's own output never moves it.
+        std::fs::create_dir_all(root.join("suites/spinlock/target")).unwrap();
+        std::fs::write(root.join("suites/spinlock/target/x"), "built").unwrap();
+        assert_eq!(k(), first);
+        for file in [
+            "suites/spinlock/src/locks/ticket.rs",
+            "crates/ccsim/src/world.rs",
+            "suites/harness/src/sim.rs",
+            "Cargo.lock",
+        ] {
+            let before = k();
+            std::fs::write(root.join(file), "changed again").unwrap();
+            assert_ne!(k(), before, "{file} did not move the key");
+        }
+        assert_ne!(key(&root, "spinlock", "rustc 1.95.0").unwrap(), k());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
