@@ -102,18 +102,44 @@ pub fn build(tc: &Toolchain, root: &Path, suites: &[&str]) -> Result<Built, Cont
     };
     std::fs::create_dir_all(&dir).map_err(|e| ContentionError::io(&dir, e))?;
     let lock = crate::build::lock_dir(&dir).map_err(|e| failed(format!("error: {e}")))?;
-    let mut cmd = crate::build::cargo(&tc.cargo);
-    cmd.current_dir(root)
-        .env("CARGO_TARGET_DIR", &dir)
-        .env("RUSTC", &tc.rustc)
-        .env("RUSTFLAGS", "--cfg lockmatrix_sim")
-        .args([
-            "build",
-            "--release",
-            "--locked",
-            "--config",
-            "profile.release.panic=\"unwind\"",
-        ]);
+    let cargo = || {
+        let mut cmd = crate::build::cargo(&tc.cargo);
+        cmd.current_dir(root)
+            .env("CARGO_TARGET_DIR", &dir)
+            .env("RUSTC", &tc.rustc)
+            .env("RUSTFLAGS", "--cfg lockmatrix_sim");
+        cmd
+    };
+    // Cargo judges a path crate fresh by its files' times: a base
+    // worktree checked out after the head was built looks older than the
+    // head's binaries and would be run as is. A tree other than the one
+    // built last here has its own crates cleaned first (as `model/run.rs`
+    // does for loom).
+    // Each suite's key covers the manifests, ccsim, the harness and it.
+    let sources = suites
+        .iter()
+        .map(|s| key(root, s, ""))
+        .collect::<Result<Vec<_>, _>>()?
+        .join("\n");
+    let stamp = dir.join("lockmatrix-sources");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(sources.as_str()) {
+        let mut clean = cargo();
+        clean.args(["clean", "--release", "-p", "harness", "-p", "ccsim"]);
+        for s in suites {
+            clean.args(["-p", s]);
+        }
+        // What it says does not matter: a package never built here has
+        // nothing stale to clean.
+        let _ = clean.output();
+    }
+    let mut cmd = cargo();
+    cmd.args([
+        "build",
+        "--release",
+        "--locked",
+        "--config",
+        "profile.release.panic=\"unwind\"",
+    ]);
     for s in suites {
         cmd.args(["-p", s]);
     }
@@ -127,6 +153,7 @@ pub fn build(tc: &Toolchain, root: &Path, suites: &[&str]) -> Result<Built, Cont
     if let Some(s) = suites.iter().find(|s| !built.binary(s).is_file()) {
         return Err(failed(format!("error: the build made no binary {s}")));
     }
+    std::fs::write(&stamp, &sources).map_err(|e| ContentionError::io(&stamp, e))?;
     Ok(built)
 }
 
