@@ -52,8 +52,12 @@ fn regression(
     scratch_repo(&base_tree);
     scratch_repo(&head_tree);
     commit_edit(&head_tree, edit.0, edit.1, edit.2, name);
-    let base = model(&base_tree, &[suite]);
+    // The head first, then a base whose files look older than the head's
+    // build, as a worktree checked out before it does: the base must
+    // still be built from its own sources.
     let head = model(&head_tree, &[suite]);
+    age_every_file(&base_tree);
+    let base = model(&base_tree, &[suite]);
     let g = ContentionGate::of(
         Some(&head),
         Some((&base.records, "the base revision".into())),
