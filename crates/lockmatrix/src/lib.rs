@@ -15,6 +15,8 @@
 //! - [`model`]: the locks written here model-checked with loom on the
 //!   host, which no emulator run can replace; [`miri`]: the locks loom
 //!   cannot see (shipped, std's, a `--crate`'s) run under Miri;
+//!   [`contention`]: the same locks on a simulated 64-CPU machine, their
+//!   coherence traffic counted exactly;
 //! - [`baseline`]: the stored baselines' format, their testbed, and what
 //!   a run compares with them; [`gate`]: the verdict, against stored
 //!   baselines or the base revision;
@@ -41,6 +43,7 @@ pub mod ci;
 pub mod commit;
 pub mod config;
 pub mod container;
+pub mod contention;
 pub mod cpu;
 pub mod error;
 pub mod escape;

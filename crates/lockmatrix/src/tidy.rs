@@ -31,7 +31,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["host", "readiness", "family"],
     &["runner", "build"],
-    &["plugin", "model", "subject"],
+    &["plugin", "model", "subject", "contention"],
     &["miri"],
     &["results"],
     &["baseline"],

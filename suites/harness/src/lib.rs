@@ -8,7 +8,10 @@
 //! the xtask reads (see docs/protocol.md). Under `--cfg loom`
 //! (never in a matrix build) it also runs the suites' loom models
 //! ([`model`]), and only then depends on loom. Under Miri (`cargo miri run`)
-//! it runs a suite's Miri clients instead ([`miri`]).
+//! it runs a suite's Miri clients instead ([`miri`]). Under
+//! `--cfg lockmatrix_sim` (never in a matrix build either) it runs a
+//! suite's own locks on the simulated machine of the `ccsim` crate
+//! ([`sim`]), and only then depends on it.
 
 pub mod args;
 pub mod canary;
@@ -21,6 +24,8 @@ pub mod miri;
 pub mod model;
 pub mod out;
 pub mod probe;
+#[cfg(lockmatrix_sim)]
+pub mod sim;
 pub mod threads;
 pub mod timer;
 pub mod work;

@@ -31,6 +31,9 @@
 
 // Under loom, `main` is the model runner's and the benchmarks are unused.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
+// Under the contention model, `main` is `sim.rs`'s and the benchmarks are
+// unused.
+#![cfg_attr(lockmatrix_sim, allow(dead_code, unused_imports))]
 
 mod locks;
 #[cfg(miri)]
@@ -41,6 +44,8 @@ mod model;
 #[cfg(not(loom))]
 mod probes;
 mod rw_mix;
+#[cfg(lockmatrix_sim)]
+mod sim;
 mod sync;
 
 use harness::json::{obj, J};
@@ -112,7 +117,9 @@ fn main() -> ExitCode {
 fn main() -> ExitCode {
     #[cfg(miri)]
     return miri::main();
-    #[cfg(not(miri))]
+    #[cfg(lockmatrix_sim)]
+    return sim::main();
+    #[cfg(not(any(miri, lockmatrix_sim)))]
     bench_main()
 }
 

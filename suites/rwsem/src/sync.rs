@@ -12,51 +12,70 @@
 //! - `futex` sleeps with loom's park and unpark ([`futex`]);
 //! - `time::Instant` is a counter that every `now()` moves on ([`clock`]).
 //!
-//! `Arc` is std's in both builds: the reference count is not what the
+//! Under `--cfg lockmatrix_sim` (the contention model, `sim.rs`) the
+//! atomics, spin hint, yield, futex, clock and `wait_lock`'s mutex are the
+//! `ccsim` crate's: every access and sleep is priced on a simulated
+//! machine, and `Instant` is virtual time, so the hand-off timeout fires
+//! after as many simulated cycles as it has nanoseconds. The mutex is
+//! std's Linux algorithm on ccsim's atomics and futex.
+//!
+//! `Arc` is std's in every build: the reference count is not what the
 //! models check, and loom's would have to outlive the thread-local parker
 //! that holds one.
 
 pub mod atomic {
+    #[cfg(lockmatrix_sim)]
+    pub use ccsim::atomic::{AtomicU32, AtomicUsize, Ordering};
     #[cfg(loom)]
     pub use loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, lockmatrix_sim)))]
     pub use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 }
 
 pub mod hint {
-    #[cfg(not(loom))]
+    #[cfg(lockmatrix_sim)]
+    pub use ccsim::hint::spin_loop;
+    #[cfg(not(any(loom, lockmatrix_sim)))]
     pub use core::hint::spin_loop;
     #[cfg(loom)]
     pub use loom::hint::spin_loop;
 }
 
 pub mod thread {
+    #[cfg(lockmatrix_sim)]
+    pub use ccsim::thread::yield_now;
     #[cfg(loom)]
     pub use loom::thread::yield_now;
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, lockmatrix_sim)))]
     pub use std::thread::yield_now;
 }
 
 pub mod time {
     #[cfg(loom)]
     pub use super::clock::Instant;
+    #[cfg(lockmatrix_sim)]
+    pub use ccsim::time::Instant;
     pub use std::time::Duration;
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, lockmatrix_sim)))]
     pub use std::time::Instant;
 }
 
+#[cfg(lockmatrix_sim)]
+pub use ccsim::{Mutex, MutexGuard};
 #[cfg(loom)]
 pub use loom::sync::{Mutex, MutexGuard};
 #[cfg(loom)]
 pub use loom::thread_local;
 pub use std::sync::{Arc, PoisonError};
-#[cfg(not(loom))]
+#[cfg(not(any(loom, lockmatrix_sim)))]
 pub use std::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub use std::thread_local;
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, lockmatrix_sim)))]
 pub use crate::locks::futex;
+#[cfg(lockmatrix_sim)]
+pub use ccsim::futex;
 
 #[cfg(loom)]
 pub mod clock;

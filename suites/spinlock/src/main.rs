@@ -24,6 +24,9 @@
 
 // Under loom, `main` is the model runner's and the benchmarks are unused.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
+// Under the contention model, `main` is `sim.rs`'s and the benchmarks are
+// unused.
+#![cfg_attr(lockmatrix_sim, allow(dead_code, unused_imports))]
 
 mod check;
 mod locks;
@@ -34,6 +37,8 @@ mod miri;
 mod model;
 #[cfg(not(loom))]
 mod probes;
+#[cfg(lockmatrix_sim)]
+mod sim;
 mod sync;
 mod workload;
 
@@ -201,7 +206,9 @@ fn main() -> ExitCode {
 fn main() -> ExitCode {
     #[cfg(miri)]
     return miri::main();
-    #[cfg(not(miri))]
+    #[cfg(lockmatrix_sim)]
+    return sim::main();
+    #[cfg(not(any(miri, lockmatrix_sim)))]
     bench_main()
 }
 

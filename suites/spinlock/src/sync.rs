@@ -20,13 +20,22 @@
 //!
 //! Thread-local bookkeeping (qspinlock's nesting count) stays `std::cell`:
 //! no other thread can see it, so there is nothing for loom to check.
+//!
+//! Under `--cfg lockmatrix_sim` (the contention model, `sim.rs`) the
+//! atomics and the spin hint and yield are the `ccsim` crate's: every
+//! access is priced on a simulated machine. Its atomics keep the value in
+//! place, so qspinlock's byte and halfword views are its real sub-word
+//! accesses of one word on one line (no stand-in); `thread_local` stays
+//! std's, as each virtual CPU is a thread of its own.
 
 pub mod atomic {
     #[cfg(loom)]
     pub use super::subword::{AtomicU16, AtomicU8};
+    #[cfg(lockmatrix_sim)]
+    pub use ccsim::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU8, Ordering};
     #[cfg(loom)]
     pub use loom::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, lockmatrix_sim)))]
     pub use std::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU8, Ordering};
 
     /// The word of a lock whose waiters spin with an RMW; under loom its
@@ -34,22 +43,28 @@ pub mod atomic {
     pub mod rmw {
         #[cfg(loom)]
         pub use crate::sync::rmw::AtomicU32;
-        #[cfg(not(loom))]
+        #[cfg(lockmatrix_sim)]
+        pub use ccsim::atomic::AtomicU32;
+        #[cfg(not(any(loom, lockmatrix_sim)))]
         pub use std::sync::atomic::AtomicU32;
     }
 }
 
 pub mod hint {
-    #[cfg(not(loom))]
+    #[cfg(lockmatrix_sim)]
+    pub use ccsim::hint::spin_loop;
+    #[cfg(not(any(loom, lockmatrix_sim)))]
     pub use core::hint::spin_loop;
     #[cfg(loom)]
     pub use loom::hint::spin_loop;
 }
 
 pub mod thread {
+    #[cfg(lockmatrix_sim)]
+    pub use ccsim::thread::yield_now;
     #[cfg(loom)]
     pub use loom::thread::yield_now;
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, lockmatrix_sim)))]
     pub use std::thread::yield_now;
 }
 

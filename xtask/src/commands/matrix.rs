@@ -129,6 +129,7 @@ fn show(f: &Finished, tables: bool) {
         out!("{}", table::footprints(run));
         out!("{}", table::models(run));
         out!("{}", table::miri(run));
+        out!("{}", lockmatrix::report::contention::tables(run));
         out!("{}", table::lock_crates(run));
     }
     outln!("\n{}", table::status(run));

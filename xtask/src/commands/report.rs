@@ -68,6 +68,7 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<bool> {
     }
     if args.tables {
         out!("{}", seeds::render(&run));
+        out!("{}", lockmatrix::report::contention::tables(&run));
         return Ok(true);
     }
     if args.footprint {

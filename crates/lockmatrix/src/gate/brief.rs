@@ -51,6 +51,9 @@ impl GateReport {
         if self.miri.ran {
             lines.push(self.miri.line());
         }
+        if self.contention.ran {
+            lines.push(self.contention.line());
+        }
         // The verdict as the full report says it (the crate's changes
         // first), wrapped; what was not gated with its causes cut to the
         // fields that differ, and what would gate it.
@@ -136,6 +139,7 @@ impl GateReport {
                 )
                 .collect(),
         );
+        kind("CONTENTION", self.contention.findings());
         kind(
             "RACE",
             (self.miri.locks.iter())

@@ -33,6 +33,7 @@
 //! [`evaluate`] is a pure function of the run, the reference and the
 //! options; reading baseline files happens before ([`Reference::stored`]).
 
+use super::contention::ContentionGate;
 use super::judge::*;
 use super::miri::MiriGate;
 use super::ordering::ModelGate;
@@ -97,6 +98,18 @@ pub fn evaluate(
             run.miri.as_ref(),
             match reference {
                 Reference::Base(base) => base.miri.as_ref(),
+                _ => None,
+            },
+        ),
+        // Against stored baselines, `load` fills it in with the file.
+        contention: ContentionGate::of(
+            run.contention.as_ref(),
+            match reference {
+                Reference::Base(base) => base
+                    .contention
+                    .as_ref()
+                    .filter(|b| b.error.is_none())
+                    .map(|b| (&b.records[..], "the base revision".to_string())),
                 _ => None,
             },
         ),

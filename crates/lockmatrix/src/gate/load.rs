@@ -31,6 +31,9 @@ pub enum LoadError {
     /// The recounts' directory (`<dir>/recount`).
     #[error(transparent)]
     Results(#[from] results::ResultsError),
+    /// `baselines/contention.json`.
+    #[error(transparent)]
+    Contention(#[from] super::contention_file::Corrupt),
     /// A baseline's commit is not in the history it is compared with;
     /// `files` names (some of) the baselines recorded at it.
     #[error(
@@ -74,8 +77,14 @@ pub fn gate(g: &Gating, opts: &GateOptions) -> Result<Gated, LoadError> {
     let mut warnings = Vec::new();
     let run = g.run;
     let read_base;
+    // The contention model's stored records, where the reference is the
+    // stored baselines.
+    let mut contention = None;
     let reference = match (g.baselines, g.base, &run.against) {
-        (Some(b), _, _) => stored(run, b)?,
+        (Some(b), _, _) => {
+            contention = Some(super::contention_file::read(b)?);
+            stored(run, b)?
+        }
         (None, Some(base), _) => Reference::Base(base),
         (None, None, Some(_)) => {
             read_base = results::read(&g.dir.join("base"))?;
@@ -87,7 +96,10 @@ pub fn gate(g: &Gating, opts: &GateOptions) -> Result<Gated, LoadError> {
         (None, None, None) if run.subject.is_some() => Reference::Nothing {
             why: MEASURED_ALONE.into(),
         },
-        (None, None, None) => stored(run, &g.root.join("baselines"))?,
+        (None, None, None) => {
+            contention = Some(super::contention_file::read(&g.root.join("baselines"))?);
+            stored(run, &g.root.join("baselines"))?
+        }
     };
     let recounts = recounts(g.dir)?;
     let mut reference = reference.recounted(&recounts);
@@ -113,10 +125,23 @@ pub fn gate(g: &Gating, opts: &GateOptions) -> Result<Gated, LoadError> {
             )),
         }
     }
-    Ok(Gated {
-        report: evaluate(run, &reference, opts)?,
-        warnings,
-    })
+    let mut report = evaluate(run, &reference, opts)?;
+    if let Some(stored) = contention {
+        report.contention = super::contention::ContentionGate::of(
+            run.contention.as_ref(),
+            stored.as_ref().map(|s| {
+                (
+                    &s.records[..],
+                    format!(
+                        "baselines/{} ({})",
+                        super::contention_file::FILE,
+                        crate::escape::prefix(&s.commit, 12)
+                    ),
+                )
+            }),
+        );
+    }
+    Ok(Gated { report, warnings })
 }
 
 /// The baselines of every `(target, suite)` of `run` in `dir`

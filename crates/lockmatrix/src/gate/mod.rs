@@ -19,6 +19,8 @@
 //! - [`update`]: `baseline update`.
 
 mod brief;
+pub mod contention;
+pub mod contention_file;
 pub mod evaluate;
 mod judge;
 pub mod load;

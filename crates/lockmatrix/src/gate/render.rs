@@ -352,6 +352,18 @@ impl GateReport {
         }
         let _ = writeln!(out, "{}", self.models.line());
         let _ = writeln!(out, "{}", self.miri.line());
+        if self.contention.ran {
+            let _ = writeln!(out, "{}", self.contention.line());
+            for c in &self.contention.worse {
+                let _ = writeln!(out, "  WORSE   {}", c.line());
+            }
+            for c in &self.contention.better {
+                let _ = writeln!(out, "  better  {}", c.line());
+            }
+            for c in &self.contention.moved {
+                let _ = writeln!(out, "  moved   {}", c.line());
+            }
+        }
         out.push_str(&self.count_line());
         out.push('\n');
         out.push_str(&self.verdict_line());

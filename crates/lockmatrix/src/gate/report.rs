@@ -336,6 +336,8 @@ pub struct GateReport {
     pub models: ModelGate,
     /// The Miri check of the locks loom cannot see, against the base's.
     pub miri: MiriGate,
+    /// The contention model, compared exactly with the reference's.
+    pub contention: super::contention::ContentionGate,
 }
 
 impl GateReport {
@@ -354,6 +356,7 @@ impl GateReport {
             || self.problems.iter().any(|p| !p.of_reference)
             || self.models.failed()
             || (self.miri.failed() && !self.options.allow_races)
+            || self.contention.failed_alone()
     }
 
     /// A regression, an unacknowledged ordering change, or a reference
@@ -362,6 +365,7 @@ impl GateReport {
         self.cells.iter().any(|c| c.verdict == Verdict::Regression)
             || self.unacknowledged().next().is_some()
             || self.problems.iter().any(|p| p.of_reference)
+            || !self.contention.worse.is_empty()
     }
 
     /// What would have failed the run but for a flag named for it, one
@@ -374,6 +378,12 @@ impl GateReport {
             let base = self.problems.iter().filter(|p| p.of_reference).count();
             out.push(format!(
                 "--no-gate: {regressions} regressions, {ordering} unacknowledged ordering changes and {base} problems of the reference shown, not failing"
+            ));
+        }
+        if self.options.no_gate && !self.contention.worse.is_empty() {
+            out.push(format!(
+                "--no-gate: {} worse contention-model metrics shown, not failing",
+                self.contention.worse.len()
             ));
         }
         if self.options.allow_races && self.miri.failed() {

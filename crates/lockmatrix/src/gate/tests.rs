@@ -169,6 +169,7 @@ pub(super) fn run_on(cpu: &str, targets: Vec<TargetResult>) -> Run {
     Run {
         models: None,
         miri: None,
+        contention: None,
         subject: None,
         format: crate::results::FORMAT_VERSION,
         run_id: "20261130T020000Z".into(),

@@ -209,10 +209,19 @@ fn update(
             stale.display()
         ));
     }
-    let files: Vec<(PathBuf, String)> = plans
+    let mut files: Vec<(PathBuf, String)> = plans
         .iter()
         .filter_map(|p| p.text.clone().map(|t| (p.path.clone(), t)))
         .collect();
+    // The contention model's records, with everything else or not at all.
+    match super::contention_file::text(run, &commit.to_string()) {
+        Some(Ok((text, line))) => {
+            files.push((baselines.join(super::contention_file::FILE), text));
+            lines.push(line);
+        }
+        Some(Err(why)) => lines.push(why.to_string()),
+        None => {}
+    }
     baseline::write_all(&files)?;
     lines.extend(plans.into_iter().map(|p| p.line));
     Ok(lines)

@@ -8,6 +8,7 @@
 //! that need nothing installed), [`packages_needed`] (for the caller to
 //! install), [`run`].
 
+mod contention;
 mod options;
 mod ordering;
 mod pipeline;

@@ -8,6 +8,7 @@
 //! short stays marked incomplete: `run.json` is rewritten after every
 //! target.
 
+use super::contention;
 use super::options::Options;
 use super::ordering;
 use super::pipeline::{self, Builds};
@@ -195,6 +196,7 @@ impl<'a> Session<'a> {
             lock_crates: Default::default(),
             models: None,
             miri: None,
+            contention: None,
             subject: prepared.subject.as_ref().map(|s| s.head.clone()),
             against: against(what)?,
             targets: results,
@@ -383,6 +385,14 @@ impl<'a> Session<'a> {
         self.run.miri = ordering::miri(self.tree, names, "head", observer);
         if let (Some(b), Some(w)) = (self.base.as_mut(), &prepared.base) {
             b.miri = ordering::miri(&w.path, names, "base", observer);
+        }
+        // The contention model of both sides' own locks (not a crate's:
+        // they are not made of the sync layer).
+        if prepared.subject.is_none() {
+            self.run.contention = contention::run(self.tree, names, "head", observer);
+            if let (Some(b), Some(w)) = (self.base.as_mut(), &prepared.base) {
+                b.contention = contention::run(&w.path, names, "base", observer);
+            }
         }
     }
 

@@ -6,6 +6,7 @@
 //! written.
 
 pub mod bmf;
+pub mod contention;
 pub mod footprints;
 pub mod history;
 pub mod html;

@@ -29,7 +29,9 @@ use std::path::{Path, PathBuf};
 /// added the run's `miri`: the Miri check of the locks loom cannot see.
 /// Version 10 added a target's `stored_rounds`: the rounds its timing
 /// family was planned against stored baselines (the gate's last look).
-pub const FORMAT_VERSION: u32 = 10;
+/// Version 11 added the run's `contention`: the contention model's
+/// records (the locks written here on a simulated 64-CPU machine).
+pub const FORMAT_VERSION: u32 = 11;
 const OLDEST_FORMAT: u32 = 1;
 
 mod error;
@@ -113,6 +115,10 @@ pub struct Run {
     /// checked in this run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub miri: Option<MiriRun>,
+    /// The contention model of the locks written here (format 11; `None`:
+    /// not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::ContentionRun>,
     /// With `--crate`: the lock crate whose locks the suites measured
     /// (format 7); `base/run.json` holds the `--against-crate` one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,6 +21,7 @@
 //! section takes its numbers from `report::seeds`, which also prints the
 //! terminal tables, so the two never disagree.
 
+mod contention;
 mod fairness;
 mod gate;
 mod layout;

@@ -12,10 +12,15 @@ pub const WIDTH: f64 = 320.0;
 
 pub fn section(run: &Run) -> Option<String> {
     let tables = seed001::tables(run);
-    if tables.is_empty() {
+    let model =
+        crate::report::contention::ladder_of(run, "spinlock", "lock_unlock", "cycles_per_acq");
+    if tables.is_empty() && model.is_none() {
         return None;
     }
-    let locks = Locks::of(tables.iter().flat_map(|t| t.locks.iter().cloned()));
+    let locks = Locks::of(
+        (tables.iter().flat_map(|t| t.locks.iter().cloned()))
+            .chain(model.iter().flat_map(|m| m.locks.iter().cloned())),
+    );
     let mut panels = Vec::new();
     for t in &tables {
         let (left, right, top, bottom, height) = (52.0, 16.0, 10.0, 34.0, 220.0);
@@ -91,10 +96,21 @@ pub fn section(run: &Run) -> Option<String> {
             s.finish(&format!("seed 001 {}", t.target)),
         ));
     }
+    let mut note = String::new();
+    if let Some(m) = &model {
+        panels.extend(super::contention::panel(m, &locks, WIDTH));
+        note = format!(
+            " The last panel is <strong>a model</strong>, not a measurement: the locks written \
+             here on a simulated {} machine of up to 64 vCPUs, in simulated cycles \
+             (<code>docs/contention-model.md</code> says what it leaves out and how far it \
+             matches real machines).",
+            crate::escape::html(&m.machine)
+        );
+    }
     Some(format!(
         "<p>Median ns in lock()+unlock() per acquisition over the rounds, by thread count; each \
          panel has its own log axis. Hover a point for its value; the terminal's \
-         <code>cargo xtask report --tables</code> prints the same numbers.</p>{}{}",
+         <code>cargo xtask report --tables</code> prints the same numbers.{note}</p>{}{}",
         locks.legend(),
         grid(panels)
     ))
