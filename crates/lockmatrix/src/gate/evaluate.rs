@@ -115,6 +115,8 @@ pub fn evaluate(
         ),
     };
     let mut pending = Vec::new();
+    // Per target, how its canary moved from the stored baseline's.
+    let mut moved = std::collections::BTreeMap::new();
     // The most pairs a timing cell gets, as the run was planned.
     // Bounded: a crafted run must not ask for millions of looks.
     let planned_pairs = run
@@ -144,9 +146,13 @@ pub fn evaluate(
                     run.profile == crate::results::Profile::Full,
                 ),
             };
-            pending.extend(report.absorb(suite(&ctx, found)));
+            let mut judged = suite(&ctx, found);
+            if let Some(shift) = judged.canary.take() {
+                moved.entry(t.name.clone()).or_insert(shift);
+            }
+            pending.extend(report.absorb(judged));
         }
     }
-    decide(&mut report, &pending, opts);
+    decide(&mut report, &pending, opts, &moved);
     Ok(report)
 }

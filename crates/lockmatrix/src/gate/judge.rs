@@ -36,6 +36,7 @@ pub(super) struct Pending {
     pub(super) planned: Option<usize>,
     /// [`SuiteCtx::affordable`].
     pub(super) affordable: usize,
+    pub(super) target: Name,
 }
 
 /// A target that was not run is a note; one that broke outside its suites
@@ -101,6 +102,9 @@ pub(super) struct Judged {
     pub footprints_compared: usize,
     pub ordering: Vec<OrderingChange>,
     pub recounted: Option<Recounted>,
+    /// Against stored baselines: how the run's canary moved from the
+    /// baseline's, when it moved beyond its spread ([`super::canary`]).
+    pub canary: Option<String>,
 }
 
 /// Judges one suite run against its reference: its checks and status,
@@ -147,6 +151,7 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
                     head,
                     planned: ctx.planned,
                     affordable: ctx.affordable,
+                    target: t.name.clone(),
                 });
             }
             if cell.kind().exact()
@@ -166,6 +171,9 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
         out.cells.push(r);
     }
     out.recounted = recounted(ctx, &reference, &out);
+    if !reference.paired {
+        out.canary = super::canary::moved(&run_cells, &reference);
+    }
     if let Some(note) = missing_cells(t, s, &reference, &run_cells) {
         out.notes.push(note);
     }
@@ -545,8 +553,14 @@ pub(super) fn judge_insns(
 /// Every timing cell's verdict: its strictness, then its looks replayed
 /// against the base revision (signed-rank pairs), or against stored
 /// baselines (the run's rounds with the Mann-Whitney test, at the looks
-/// the run planned).
-pub(super) fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOptions) {
+/// the run planned), unless its target's canary moved (`moved`: target
+/// to the canary's shift), which makes it incomparable.
+pub(super) fn decide(
+    report: &mut GateReport,
+    pending: &[Pending],
+    opts: &GateOptions,
+    moved: &std::collections::BTreeMap<Name, String>,
+) {
     report.family = pending.len();
     let mut timing = TimingGate {
         cells: pending.len(),
@@ -559,7 +573,18 @@ pub(super) fn decide(report: &mut GateReport, pending: &[Pending], opts: &GateOp
     };
     for c in pending {
         let r = &mut report.cells[c.index];
-        let Some(cell) = decide_cell(c, r, report.paired, opts) else {
+        let timing_of = decide_cell(c, r, report.paired, opts);
+        if let (Some(shift), false) = (moved.get(&c.target), report.paired) {
+            // Neither a pass nor a fail: the testbed, not the code, moved.
+            if r.verdict != Verdict::TooNoisy {
+                r.verdict = Verdict::Incomparable;
+                r.note = Some(super::canary::note(shift));
+                r.gated = false;
+                r.look = None;
+            }
+            continue;
+        }
+        let Some(cell) = timing_of else {
             continue;
         };
         timing.cell_alpha = timing.cell_alpha.min(cell.alpha);

@@ -19,6 +19,7 @@
 //! - [`update`]: `baseline update`.
 
 mod brief;
+mod canary;
 pub mod contention;
 pub mod contention_file;
 pub mod evaluate;
