@@ -11,6 +11,8 @@
 //! it runs a suite's Miri clients instead ([`miri`]).
 
 pub mod args;
+pub mod events;
+pub mod fairness;
 pub mod json;
 pub mod marker;
 pub mod measure;
