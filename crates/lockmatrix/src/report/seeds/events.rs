@@ -5,6 +5,7 @@
 //! order the suite printed them, so a lock or event added to a suite shows
 //! with nothing to change here.
 
+use super::cells;
 use crate::protocol::Sample;
 use crate::results::SuiteRun;
 use serde_json::Value;
@@ -52,7 +53,7 @@ pub fn columns(s: &SuiteRun, bench: &str, keep: impl Fn(&Sample) -> bool) -> Vec
 
 /// A rate or a lasom as the tables show it: three decimals.
 pub fn fmt(v: Option<f64>) -> String {
-    super::fmt(v, 3)
+    cells::fmt(v, 3)
 }
 
 #[cfg(test)]
