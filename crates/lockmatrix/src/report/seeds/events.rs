@@ -51,9 +51,15 @@ pub fn columns(s: &SuiteRun, bench: &str, keep: impl Fn(&Sample) -> bool) -> Vec
     out
 }
 
-/// A rate or a lasom as the tables show it: three decimals.
+/// A rate or a lasom as the tables show it: three decimals, and a rate
+/// too small for them (a hand-off in ten thousand acquisitions) in
+/// scientific notation rather than as 0.000; 0 is 0.
 pub fn fmt(v: Option<f64>) -> String {
-    cells::fmt(v, 3)
+    match v {
+        Some(x) if x == 0.0 => "0".into(),
+        Some(x) if x.abs() < 0.0005 => format!("{x:.1e}"),
+        _ => cells::fmt(v, 3),
+    }
 }
 
 #[cfg(test)]
@@ -68,5 +74,14 @@ mod tests {
         assert_eq!(label("fairness_cv"), "lasom");
         assert_eq!(label("writer_fairness_cv"), "writer lasom");
         assert_eq!(label("total_ticks"), "total ticks");
+    }
+
+    #[test]
+    fn small_rates_keep_their_digits() {
+        assert_eq!(fmt(None), "-");
+        assert_eq!(fmt(Some(0.0)), "0");
+        assert_eq!(fmt(Some(0.00012)), "1.2e-4");
+        assert_eq!(fmt(Some(0.0005)), "0.001");
+        assert_eq!(fmt(Some(26.0625)), "26.062");
     }
 }

@@ -97,7 +97,7 @@ mod tests {
         // count, none on one thread; then lasom.
         assert!(text.contains("Seed 001: lock events per acquisition, x86_64 (native)"));
         assert!(text.contains("threads  ticket waits  ticket waiters ahead  mcs queued"));
-        assert!(text.contains("1:       0.000         0.000                 0.000"));
+        assert!(text.contains("1:       0             0                     0"));
         assert!(text.contains("2:       0.500         0.500                 0.250"));
         assert!(text.contains("Seed 001: lasom (per-thread acquisitions' stddev / mean), x86_64"));
         assert!(text.contains("2:       0.100   0.100"));
