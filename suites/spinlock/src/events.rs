@@ -4,9 +4,13 @@
 //! a round's threads and the suite prints each event of a lock as a rate per
 //! acquisition ([`Event::metric`]).
 //!
-//! Code a lock inlines (tas's retry loop) calls [`count_cold`]: a call
-//! cannot be hoisted into the fast path the way the thread-pointer read of
-//! an inlined count could. A lock's out-of-line slow path uses [`count`].
+//! Where a count goes moves what LLVM makes of the code around it, even
+//! off the fast path: a call to count tas's failed swaps made it merge two
+//! of the retry loop's three copies of the swap, and a count before
+//! qspinlock's `xchg_tail` instead of after it one of the queue head's
+//! load-acquires, each one ordering instruction fewer in a footprint. So
+//! a count is inline, and placed where every target's counts and
+//! footprints stay as they were (the matrix compares them).
 
 use crate::locks::RawLock;
 use harness::events::{Counters, Counts};
@@ -24,8 +28,8 @@ pub enum Event {
     /// ticket: the tickets ahead of ours (the holder's and the waiters')
     /// when we took ours; summed over the waits.
     WaitersAhead,
-    /// mcs, qspinlock: an acquisition that queued its node (Linux's
-    /// `lock_slowpath`, counted once the node is about to be published).
+    /// mcs, qspinlock: an acquisition that queued its node (qspinlock:
+    /// Linux's `lock_slowpath`, counted once the node is published).
     Queued,
     /// qspinlock: a queued node that found another node queued ahead of it.
     QueuedBehind,
@@ -94,13 +98,6 @@ pub fn add(event: Event, n: u64) {
 #[inline(always)]
 pub fn count(event: Event) {
     add(event, 1);
-}
-
-/// [`count`], out of line: for code inlined into the fast path's function.
-#[cold]
-#[inline(never)]
-pub fn count_cold(event: Event) {
-    count(event);
 }
 
 /// This thread's counts so far.
@@ -174,7 +171,7 @@ mod tests {
         let before = counts();
         count(Event::Wait);
         add(Event::WaitersAhead, 3);
-        count_cold(Event::Wait);
+        count(Event::Wait);
         let mine = counts().since(before);
         assert_eq!(
             (Event::Wait.of(&mine), Event::WaitersAhead.of(&mine)),

@@ -446,11 +446,13 @@ impl QSpinLock {
         if self.trylock() {
             return;
         }
-        events::count(Event::Queued);
 
         // Publish the updated tail (p,*,* -> n,*,*); `old` is the previous
         // tail code, 0 if none. See xchg_tail() for its orderings.
         let old = self.xchg_tail(tail);
+        // Counted here, not before the swap: there it changed the code of
+        // the queue head's wait on mips64el (one load-acquire fewer).
+        events::count(Event::Queued);
         let mut next: *mut QNode = ptr::null_mut();
 
         // If there was a previous node, link it and wait until we reach the

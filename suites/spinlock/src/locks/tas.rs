@@ -39,8 +39,9 @@ impl RawLock for Tas {
         // holder's critical section happens before ours.
         let mut spin = Spin::new();
         while self.locked.swap(1, Acquire) != 0 {
-            // Out of line: the loop is inlined into the fast path's code.
-            events::count_cold(Event::FailedSwap);
+            // Inline: a call here made LLVM merge two of this loop's
+            // three copies of the swap (one `xchg` fewer in the footprint).
+            events::count(Event::FailedSwap);
             spin.relax();
         }
     }
