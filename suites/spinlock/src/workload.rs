@@ -216,14 +216,23 @@ fn marked(loops: u64, mut one: impl FnMut()) -> Marks {
 }
 
 /// Acquisitions a thread had done at time `t`, interpolated between its
-/// marks (its first before `t`, its last after `t` or at its end).
+/// marks (its first before `t`, its last after `t` or at its end). A timer
+/// that stepped back between two marks gives the part's start, never a
+/// wrapped difference.
 fn done_at(marks: &Marks, t: u64) -> f64 {
     let after = marks.partition_point(|&(_, at)| at <= t);
     match (after.checked_sub(1).map(|i| marks[i]), marks.get(after)) {
         (None, _) => 0.0,
         (Some((done, _)), None) => done as f64,
         (Some((d0, t0)), Some(&(d1, t1))) => {
-            d0 as f64 + (d1 - d0) as f64 * (t - t0) as f64 / (t1 - t0) as f64
+            let part = t1.saturating_sub(t0) as f64;
+            let into = t.saturating_sub(t0) as f64;
+            let frac = if part > 0.0 {
+                (into / part).min(1.0)
+            } else {
+                0.0
+            };
+            d0 as f64 + d1.saturating_sub(d0) as f64 * frac
         }
     }
 }
@@ -294,6 +303,9 @@ mod tests {
         assert_eq!(done_at(&m, 150), 5.0);
         assert_eq!(done_at(&m, 300), 15.0);
         assert_eq!(done_at(&m, 500), 20.0);
+        // A timer that stepped back: no wrapped difference.
+        let back = vec![(0, 100), (10, 90), (20, 400)];
+        assert!((0.0..=20.0).contains(&done_at(&back, 95)));
     }
 
     #[test]
