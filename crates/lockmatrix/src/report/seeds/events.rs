@@ -56,7 +56,7 @@ pub fn columns(s: &SuiteRun, bench: &str, keep: impl Fn(&Sample) -> bool) -> Vec
 /// scientific notation rather than as 0.000; 0 is 0.
 pub fn fmt(v: Option<f64>) -> String {
     match v {
-        Some(x) if x == 0.0 => "0".into(),
+        Some(0.0) => "0".into(),
         Some(x) if x.abs() < 0.0005 => format!("{x:.1e}"),
         _ => cells::fmt(v, 3),
     }
