@@ -15,6 +15,8 @@
 
 pub mod args;
 pub mod canary;
+pub mod events;
+pub mod fairness;
 pub mod json;
 pub mod marker;
 pub mod measure;

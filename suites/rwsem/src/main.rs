@@ -16,13 +16,25 @@
 //!   slow-path entries of all threads, unit `count`, lower is better. Only
 //!   for locks with a slow path they can count: `linux_rwsem` (fast-path
 //!   atomic failed) and `fair_rwspin` (had to wait); omitted for
-//!   `std_rwlock`, whose internals std keeps to itself.
+//!   `std_rwlock`, whose internals std keeps to itself;
+//! - `reader_slowpath_per_acquire`, `writer_slowpath_per_acquire`: the
+//!   same slow-path entries per locking operation of their side (unit
+//!   `events_per_acquire`, lower is better);
+//! - the lock events of `events.rs`, per locking operation of their side
+//!   (`linux_rwsem` only): `reader_steals_per_acquire`,
+//!   `reader_sleeps_per_acquire`, `writer_sleeps_per_acquire`,
+//!   `reader_handoffs_per_acquire`, `writer_handoffs_per_acquire`;
+//! - `reader_fairness_cv`, `writer_fairness_cv` (a side of two threads or
+//!   more): lockhammer's `lasom` of the side's per-thread ops (unit
+//!   `ratio`, lower is better).
 //!
 //! Seed 002's tables follow: reader/writer min/avg/max, the slow-path
-//! counts, and the all-writers vs half-writers change of `writer_ops_avg`.
+//! counts and lock events, and the all-writers vs half-writers change of
+//! `writer_ops_avg`.
 //!
 //! Checks, per case over all its rounds: `writer_exclusive`,
-//! `no_writer_with_readers`, `writer_counter_total` (see `rw_mix`).
+//! `no_writer_with_readers`, `writer_counter_total`, `lock_events` (see
+//! `rw_mix`).
 //!
 //! Built with `--cfg loom`, the binary runs the locks' loom models instead
 //! (`model/`); the benchmarks still compile then, but do not run. Run
@@ -35,6 +47,7 @@
 // unused.
 #![cfg_attr(lockmatrix_sim, allow(dead_code, unused_imports))]
 
+mod events;
 mod locks;
 #[cfg(miri)]
 mod miri;
@@ -48,6 +61,7 @@ mod rw_mix;
 mod sim;
 mod sync;
 
+use harness::fairness::Spread;
 use harness::json::{obj, J};
 use harness::out::{Better, Metric};
 use harness::{Args, Out};
@@ -197,6 +211,7 @@ fn rw_mix_bench(args: &Args, out: &Out, locks: &[(&str, Runner)]) {
                     .map(|round| {
                         let result = run_round(readers, writers, load, duration);
                         emit_samples(out, &case, round, &result);
+                        emit_events(out, &case, round, &result);
                         result
                     })
                     .collect();
@@ -243,5 +258,59 @@ fn emit_samples(out: &Out, case: &J, round: usize, result: &Round) {
             Better::Lower,
             slow.writer as f64,
         );
+    }
+}
+
+/// A round's lock events and fairness: slow-path entries, each event the
+/// lock counts, per locking operation of its side, and each side's lasom.
+fn emit_events(out: &Out, case: &J, round: usize, result: &Round) {
+    let sample = |metric: &str, unit: &str, better: Better, value: f64| {
+        out.sample(
+            rw_mix::BENCH,
+            case,
+            &Metric::new(metric, unit, better),
+            round,
+            value,
+        );
+    };
+    let ops = |side: &[u64]| side.iter().sum::<u64>();
+    let (reader_ops, writer_ops) = (ops(&result.reader_ops), ops(&result.writer_ops));
+    if let Some(slow) = result.slowpaths {
+        for (side, n, ops) in [
+            ("reader", slow.reader, reader_ops),
+            ("writer", slow.writer, writer_ops),
+        ] {
+            if ops > 0 {
+                let metric = format!("{side}_slowpath_per_acquire");
+                sample(
+                    &metric,
+                    "events_per_acquire",
+                    Better::Lower,
+                    n as f64 / ops as f64,
+                );
+            }
+        }
+    }
+    for (e, rate) in events::rates(result.counted, &result.events, reader_ops, writer_ops) {
+        let better = if e.lower_is_better() {
+            Better::Lower
+        } else {
+            Better::Higher
+        };
+        sample(e.metric(), "events_per_acquire", better, rate);
+    }
+    for (side, per_thread) in [
+        ("reader", &result.reader_ops),
+        ("writer", &result.writer_ops),
+    ] {
+        let per: Vec<f64> = per_thread.iter().map(|&o| o as f64).collect();
+        if let Some(s) = Spread::of(&per).filter(|_| per.len() >= 2) {
+            sample(
+                &format!("{side}_fairness_cv"),
+                "ratio",
+                Better::Lower,
+                s.lasom,
+            );
+        }
     }
 }

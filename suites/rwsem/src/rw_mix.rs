@@ -12,7 +12,12 @@
 //! exit) -- what a plain `counter += 1` does, spread over the critical
 //! section so that a broken lock loses updates -- made of relaxed atomics so
 //! that a broken lock is a wrong count rather than undefined behaviour.
+//!
+//! Each thread's lock events (`crate::events`) are what it counted between
+//! its start and its end; a round's are their sum, which the lock checks
+//! against what it counted itself (`lock_events`).
 
+use crate::events::{self, Event, Events};
 use crate::locks::{RawRwLock, Slowpaths};
 use harness::json::{obj, J};
 use harness::threads;
@@ -213,6 +218,12 @@ pub struct Round {
     pub mixed_thread: Option<usize>,
     /// The writers' counter at the end (modulo the word size).
     pub counter: u64,
+    /// The lock events of every thread, and whether they keep the lock's
+    /// invariants (`Err` says which broke).
+    pub events: Events,
+    pub events_ok: Result<(), String>,
+    /// The events the lock counts (`RawRwLock::EVENTS`).
+    pub counted: &'static [Event],
 }
 
 /// Runs `readers + writers` threads on a fresh `L` for `duration`.
@@ -227,6 +238,7 @@ pub fn run_round<L: RawRwLock>(
     let per_thread = threads::run_for(readers + writers, duration, |i, stop| {
         let role = role(i, readers, writers);
         let mut ops = 0u64;
+        let before = events::counts();
         match role {
             Role::Reader => {
                 while !stop.load(Relaxed) {
@@ -249,24 +261,30 @@ pub fn run_round<L: RawRwLock>(
                 }
             }
         }
-        (role, ops)
+        (role, ops, events::counts().since(before))
     });
     let side = |want: Role| -> Vec<u64> {
         per_thread
             .iter()
-            .filter(|(role, _)| *role == want)
-            .map(|&(_, ops)| ops)
+            .filter(|(role, _, _)| *role == want)
+            .map(|&(_, ops, _)| ops)
             .collect()
     };
+    let (reader_ops, writer_ops) = (side(Role::Reader), side(Role::Writer));
+    let events: Events = per_thread.iter().map(|&(_, _, e)| e).sum();
+    let events_ok = lock.check_events(&events, reader_ops.iter().sum(), writer_ops.iter().sum());
     Round {
-        reader_ops: side(Role::Reader),
-        writer_ops: side(Role::Writer),
+        reader_ops,
+        writer_ops,
         slowpaths: lock.slowpaths(),
         writer_clashes: inv.writer_clashes.count.load(Relaxed) as u64,
         writer_clash_thread: inv.writer_clashes.first(),
         mixed: inv.mixed.count.load(Relaxed) as u64,
         mixed_thread: inv.mixed.first(),
         counter: inv.counter.load(Relaxed) as u64,
+        events,
+        events_ok,
+        counted: L::EVENTS,
     }
 }
 
@@ -290,8 +308,8 @@ fn thread_json(t: Option<usize>) -> J {
     t.map_or(J::Null, J::from)
 }
 
-/// The three invariants of a case, over all its rounds.
-pub fn checks(rounds: &[Round]) -> [Check; 3] {
+/// The four invariants of a case, over all its rounds.
+pub fn checks(rounds: &[Round]) -> [Check; 4] {
     let sum = |f: &dyn Fn(&Round) -> u64| rounds.iter().map(f).sum::<u64>();
     let writer_ops = sum(&|r| r.writer_ops.iter().sum());
     let reader_ops = sum(&|r| r.reader_ops.iter().sum());
@@ -334,7 +352,28 @@ pub fn checks(rounds: &[Round]) -> [Check; 3] {
             ok: counter_ok,
             details: obj([("expected", writer_ops.into()), ("seen", counted.into())]),
         },
+        events_check(rounds),
     ]
+}
+
+/// `lock_events`: every round's events kept the lock's invariants.
+fn events_check(rounds: &[Round]) -> Check {
+    let failed: Vec<usize> = (0..rounds.len())
+        .filter(|&r| rounds[r].events_ok.is_err())
+        .collect();
+    let first = failed
+        .first()
+        .and_then(|&r| rounds[r].events_ok.clone().err())
+        .map_or(J::Null, J::from);
+    Check {
+        name: "lock_events",
+        ok: failed.is_empty(),
+        details: obj([
+            ("rounds", rounds.len().into()),
+            ("failed_rounds", failed.into()),
+            ("first", first),
+        ]),
+    }
 }
 
 #[cfg(all(test, not(loom)))]

@@ -6,16 +6,21 @@
 //! - `mutual_exclusion`: no thread ever found another owner inside;
 //! - `counter_total`: the plain counter equals the acquisitions counted by
 //!   the threads (lost updates mean two threads were inside at once, or the
-//!   lock's ordering let a stale value through).
+//!   lock's ordering let a stale value through);
+//! - `lock_events`: the lock's event counts (`crate::events`) keep its
+//!   invariants ([`crate::locks::RawLock::check_events`]), and one thread
+//!   alone counted none (it never leaves the fast path, which is what the
+//!   one-thread cells count instruction by instruction).
 //!
 //! The two overlap: a short overlap of two critical sections often escapes
 //! the owner word (each thread reads its own store from its store buffer)
 //! but loses an increment; a longer one is seen in the owner word, which
 //! names the threads involved.
 //!
-//! [`CellChecks`] folds the verdicts of a cell's rounds into the two check
-//! records the binary prints.
+//! [`CellChecks`] folds the verdicts of a cell's rounds into the three
+//! check records the binary prints.
 
+use crate::events::Events;
 use harness::json::{obj, J};
 
 /// What one thread did and saw in its critical sections.
@@ -29,6 +34,8 @@ pub struct Tally {
     pub first_seen: Option<usize>,
     /// Timer ticks spent in timed batches (lock_unlock only).
     pub ticks: u64,
+    /// The lock events this thread counted in the run.
+    pub events: Events,
 }
 
 impl Tally {
@@ -55,6 +62,10 @@ pub struct Verdict {
     pub counter: u64,
     pub violations: u64,
     pub first: Option<Violation>,
+    /// The lock's events summed over the threads, and whether they keep
+    /// the lock's invariants (`Err` says which broke).
+    pub events: Events,
+    pub events_ok: Result<(), String>,
 }
 
 impl Verdict {
@@ -71,6 +82,8 @@ impl Verdict {
             counter,
             violations: tallies.iter().map(|t| t.violations).sum(),
             first,
+            events: tallies.iter().map(|t| t.events).sum(),
+            events_ok: Ok(()),
         }
     }
 
@@ -93,6 +106,9 @@ pub struct CellChecks {
     first: Option<(usize, Violation)>,
     exclusion_failed: Vec<usize>,
     counter_failed: Vec<usize>,
+    /// Rounds whose lock events broke an invariant, and the first's why.
+    events_failed: Vec<usize>,
+    events_why: Option<String>,
 }
 
 impl CellChecks {
@@ -109,6 +125,10 @@ impl CellChecks {
         }
         if !v.counter_ok() {
             self.counter_failed.push(round);
+        }
+        if let Err(why) = &v.events_ok {
+            self.events_failed.push(round);
+            self.events_why.get_or_insert_with(|| why.clone());
         }
     }
 
@@ -135,6 +155,16 @@ impl CellChecks {
             ("failed_rounds", self.counter_failed.clone().into()),
         ]);
         (self.counter_failed.is_empty(), details)
+    }
+
+    /// `lock_events`: ok and the details of the check record.
+    pub fn lock_events(&self) -> (bool, J) {
+        let details = obj([
+            ("rounds", self.rounds.into()),
+            ("failed_rounds", self.events_failed.clone().into()),
+            ("first", self.events_why.clone().map_or(J::Null, J::from)),
+        ]);
+        (self.events_failed.is_empty(), details)
     }
 }
 

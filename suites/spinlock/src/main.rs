@@ -12,10 +12,20 @@
 //!   unlock(). Metric per round (a "run" of seed 003): `total_ticks`.
 //! - `stress_s2`: each thread does `loop_count` do_somework(); lock();
 //!   variable work; unlock(). Metric: `total_ticks`.
-//!   Both stress benchmarks use the largest thread count.
+//!   Both stress benchmarks use the largest thread count, and also print
+//!   `acquisitions_min`/`_avg`/`_max` and `fairness_cv` (`ops`, `ratio`)
+//!   of the window in which every thread ran (`workload::STRESS_MARKS`).
 //!
-//! Checks for every cell, over all its rounds: `mutual_exclusion` and
-//! `counter_total` (see `check.rs`).
+//! `fairness_cv` is lockhammer's `lasom`: the per-thread acquisitions'
+//! standard deviation over their mean. Every cell of a lock that counts
+//! lock events (`events.rs`) also prints each as a rate per acquisition:
+//! tas and ttas `failed_swaps_per_acquire`; ticket `waits_per_acquire` and
+//! `waiters_ahead_per_acquire`; mcs `queued_per_acquire` and
+//! `successor_waits_per_acquire`; qspinlock `pending_per_acquire`,
+//! `queued_per_acquire` and `handed_on_per_acquire`.
+//!
+//! Checks for every cell, over all its rounds: `mutual_exclusion`,
+//! `counter_total` and `lock_events` (see `check.rs`).
 //!
 //! Built with `--cfg loom`, the binary runs the locks' loom models instead
 //! (`model/`); the benchmarks still compile then, but do not run. Run
@@ -29,6 +39,7 @@
 #![cfg_attr(lockmatrix_sim, allow(dead_code, unused_imports))]
 
 mod check;
+mod events;
 mod locks;
 #[cfg(miri)]
 mod miri;
@@ -43,6 +54,7 @@ mod sync;
 mod workload;
 
 use check::CellChecks;
+use harness::fairness::Spread;
 use harness::json::{obj, J};
 use harness::out::{Better, Metric};
 use harness::{timer, Args, Out};
@@ -87,6 +99,7 @@ fn variants() -> J {
         ("qspinlock_tail_slots", locks::qspinlock::MAX_THREADS.into()),
         ("s2_outside_units", workload::S2_OUTSIDE_UNITS.into()),
         ("s2_inside_max_units", workload::S2_INSIDE_MAX_UNITS.into()),
+        ("stress_marks", workload::STRESS_MARKS.into()),
     ])
 }
 
@@ -109,6 +122,8 @@ fn emit_checks(out: &Out, bench: &str, case: &J, checks: &CellChecks) {
     out.check(bench, case, "mutual_exclusion", ok, details);
     let (ok, details) = checks.counter_total();
     out.check(bench, case, "counter_total", ok, details);
+    let (ok, details) = checks.lock_events();
+    out.check(bench, case, "lock_events", ok, details);
 }
 
 struct LockUnlock<'a> {
@@ -149,6 +164,8 @@ impl LockVisitor for LockUnlock<'_> {
                 sample("acquisitions_avg", "ops", Better::Higher, avg);
                 sample("acquisitions_max", "ops", Better::Higher, max as f64);
                 sample("fairness_cv", "ratio", Better::Lower, cv);
+                let acquisitions = run.verdict.acquisitions;
+                events::emit::<L>(out, (bench, &case), round, &run.events(), acquisitions);
                 checks.add(round, &run.verdict);
             }
             if threads == 1 {
@@ -191,9 +208,39 @@ impl LockVisitor for Stress<'_> {
             let run = workload::stress::<L>(threads, loops, scenario);
             let metric = Metric::new("total_ticks", timer::UNIT, Better::Lower);
             out.sample(self.bench, &case, &metric, round, run.total_ticks as f64);
+            let at = (self.bench, &case);
+            if let Some(s) = run.shares {
+                emit_shares(out, at, round, s);
+            }
+            events::emit::<L>(
+                out,
+                at,
+                round,
+                &run.verdict.events,
+                run.verdict.acquisitions,
+            );
             checks.add(round, &run.verdict);
         }
         emit_checks(out, self.bench, &case, &checks);
+    }
+}
+
+/// A stress run's fairness: the per-thread acquisitions of the window in
+/// which every thread ran, named as `lock_unlock`'s.
+fn emit_shares(out: &Out, (bench, case): (&str, &J), round: usize, s: Spread) {
+    for (metric, unit, better, value) in [
+        ("acquisitions_min", "ops", Better::Higher, s.min),
+        ("acquisitions_avg", "ops", Better::Higher, s.mean),
+        ("acquisitions_max", "ops", Better::Higher, s.max),
+        ("fairness_cv", "ratio", Better::Lower, s.lasom),
+    ] {
+        out.sample(
+            bench,
+            case,
+            &Metric::new(metric, unit, better),
+            round,
+            value,
+        );
     }
 }
 

@@ -1,6 +1,7 @@
 //! Every lock through the same workloads and checks the binary runs.
 
 use crate::check::CellChecks;
+use crate::events::{Event, Events};
 use crate::locks::{self, LockVisitor, RawLock};
 use crate::workload::{self, Scenario};
 use std::time::Duration;
@@ -50,14 +51,39 @@ fn checks(name: &str, threads: usize, loops: u64, ms: u64) -> CellChecks {
     locks::visit(name, e).expect("lock in names()")
 }
 
-/// Panics with the check details unless both checks passed.
+/// Panics with the check details unless every check passed.
 fn exercise(name: &str, threads: usize, loops: u64, ms: u64) {
     let c = checks(name, threads, loops, ms);
     let ((me_ok, me), (ct_ok, ct)) = (c.mutual_exclusion(), c.counter_total());
+    let (ev_ok, ev) = c.lock_events();
     assert!(
-        me_ok && ct_ok,
-        "{name} on {threads} threads: mutual_exclusion {me}, counter_total {ct}"
+        me_ok && ct_ok && ev_ok,
+        "{name} on {threads} threads: mutual_exclusion {me}, counter_total {ct}, lock_events {ev}"
     );
+}
+
+/// A lock's events over a short `lock_unlock` round and a short S1 run.
+struct RoundEvents {
+    threads: usize,
+}
+
+impl LockVisitor for RoundEvents {
+    type Output = (Events, u64);
+
+    fn visit<L: RawLock>(self) -> (Events, u64) {
+        let run = workload::lock_unlock::<L>(self.threads, Duration::from_millis(30));
+        let loops = loops_for(self.threads, 5_000);
+        let stress = workload::stress::<L>(self.threads, loops, Scenario::S1);
+        // The round's events are its threads' summed.
+        let summed: Events = run.tallies.iter().map(|t| t.events).sum();
+        assert_eq!(run.events(), summed, "{}", L::NAME);
+        let acquisitions = run.verdict.acquisitions + stress.verdict.acquisitions;
+        (run.events() + stress.verdict.events, acquisitions)
+    }
+}
+
+fn round_events(name: &str, threads: usize) -> (Events, u64) {
+    locks::visit(name, RoundEvents { threads }).expect("lock in names()")
 }
 
 /// Loop counts: with more threads than CPUs a FIFO lock pays a scheduler
@@ -87,16 +113,62 @@ fn queued_locks_hand_over_with_more_threads_than_cpus() {
     }
 }
 
+/// Runs `name` on `threads` threads until `event` is counted, at most five
+/// times (on a machine busy with other work, two threads may seldom run at
+/// once); returns the events of the last run.
+fn until_counted(name: &str, threads: usize, event: Event) -> (Events, u64) {
+    let mut last = round_events(name, threads);
+    for _ in 1..5 {
+        if event.of(&last.0) > 0 {
+            break;
+        }
+        last = round_events(name, threads);
+    }
+    last
+}
+
 #[test]
 fn qspinlock_takes_the_pending_and_the_queue_paths() {
-    use locks::qspinlock::events::{PENDING, QUEUED};
-    use std::sync::atomic::Ordering::Relaxed;
-    // Counters are shared with tests running in parallel; they only grow.
-    for threads in [2, 4] {
-        exercise("qspinlock", threads, loops_for(threads, 20_000), 20);
+    // Two threads take the pending path; a third has to queue.
+    let (two, _) = until_counted("qspinlock", 2, Event::Pending);
+    assert!(
+        Event::Pending.of(&two) > 0,
+        "pending path never taken: {two:?}"
+    );
+    let (three, n) = until_counted("qspinlock", 3, Event::Queued);
+    assert!(
+        Event::Queued.of(&three) > 0,
+        "queue path never taken: {three:?}"
+    );
+    assert_eq!(
+        locks::qspinlock::QSpinLock::check_events(&three, n, 3),
+        Ok(())
+    );
+}
+
+#[test]
+fn contended_locks_count_their_slow_paths() {
+    // Two threads on one lock, for 30 ms and then 5,000 acquisitions
+    // each: every lock that counts events leaves its fast path.
+    for (name, event) in [
+        ("tas", Event::FailedSwap),
+        ("ttas", Event::FailedSwap),
+        ("ticket", Event::Wait),
+        ("ticket", Event::WaitersAhead),
+        ("mcs", Event::Queued),
+    ] {
+        let (e, _) = until_counted(name, 2, event);
+        assert!(event.of(&e) > 0, "{name}: no {event:?} in {e:?}");
     }
-    assert!(PENDING.load(Relaxed) > 0, "pending path never taken");
-    assert!(QUEUED.load(Relaxed) > 0, "queue path never taken");
+}
+
+#[test]
+fn one_thread_counts_no_lock_events() {
+    for name in correct_locks() {
+        let (e, n) = round_events(name, 1);
+        assert!(n > 0);
+        assert!(e.is_zero(), "{name} alone counted {e:?}");
+    }
 }
 
 #[test]

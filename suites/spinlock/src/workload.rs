@@ -1,8 +1,12 @@
 //! The threads' loops: seed 001's timed lock+unlock and seed 003's S1/S2
-//! stress runs, all around one checked critical section.
+//! stress runs, all around one checked critical section. Each thread's
+//! lock events are what it counted between its start and its end; a round's
+//! are their sum.
 
 use crate::check::{Tally, Verdict};
+use crate::events::{self, Events};
 use crate::locks::RawLock;
+use harness::fairness::Spread;
 use harness::work::{work, Rng};
 use harness::{threads, timer};
 use std::cell::UnsafeCell;
@@ -16,6 +20,10 @@ pub const BATCH: u64 = 64;
 pub const S2_OUTSIDE_UNITS: u32 = 200;
 /// S2's `do_conditional_work()` inside the lock: uniform in `0..` this.
 pub const S2_INSIDE_MAX_UNITS: u64 = 100;
+/// A stress thread reads the timer after each of this many equal parts of
+/// its loops (one read per hundreds of acquisitions or more): where each
+/// thread was when the first one finished, for its fairness.
+pub const STRESS_MARKS: u64 = 64;
 
 /// Keeps a value on cache lines of its own (128 bytes: adjacent-line
 /// prefetch pairs 64-byte lines on x86, and some arm64 and ppc64 parts have
@@ -88,9 +96,18 @@ impl<L: RawLock> Arena<L> {
         tally.acquisitions += 1;
     }
 
-    /// Judges the run once every thread has finished.
+    /// Judges the run of `tallies.len()` threads once every one has
+    /// finished: the counter, and the lock events, which one thread alone
+    /// never counts (it never leaves the fast path).
     pub fn verdict(&mut self, tallies: &[Tally]) -> Verdict {
-        Verdict::of(*self.data.0.counter.get_mut(), tallies)
+        let mut v = Verdict::of(*self.data.0.counter.get_mut(), tallies);
+        let threads = tallies.len();
+        v.events_ok = if threads == 1 && !v.events.is_zero() {
+            Err(format!("one thread alone counted {:?}", v.events.0))
+        } else {
+            L::check_events(&v.events, v.acquisitions, threads)
+        };
+        v
     }
 }
 
@@ -110,6 +127,11 @@ impl LockUnlockRun {
             .map(|t| t.ticks as f64 / t.acquisitions as f64)
             .collect();
         per.iter().sum::<f64>() / per.len() as f64
+    }
+
+    /// The lock events of every thread.
+    pub fn events(&self) -> Events {
+        self.verdict.events
     }
 
     /// Per-thread acquisitions: (min, mean, max, stddev / mean).
@@ -132,6 +154,7 @@ pub fn lock_unlock<L: RawLock>(threads: usize, duration: Duration) -> LockUnlock
     let tallies = threads::run_for(threads, duration, |i, stop| {
         let mut tally = Tally::default();
         let node = L::Node::default();
+        let before = events::counts();
         loop {
             let t0 = timer::now();
             for _ in 0..BATCH {
@@ -142,6 +165,7 @@ pub fn lock_unlock<L: RawLock>(threads: usize, duration: Duration) -> LockUnlock
                 break;
             }
         }
+        tally.events = events::counts().since(before);
         tally
     });
     let verdict = arena.verdict(&tallies);
@@ -163,6 +187,68 @@ pub struct StressRun {
     /// Ticks from the first thread's start to the last thread's finish.
     pub total_ticks: u64,
     pub verdict: Verdict,
+    /// Per-thread acquisitions while every thread ran (from the last start
+    /// to the first finish): `None` when the threads never all ran at once.
+    pub shares: Option<Spread>,
+}
+
+/// One stress thread's progress: (acquisitions done, timer) after each
+/// part of its loops, the first `(0, start)`.
+type Marks = Vec<(u64, u64)>;
+
+/// Runs `loops` iterations of `one` in at most [`STRESS_MARKS`] parts, reading the
+/// timer after each; the loop that runs a part is the stress loop itself.
+#[inline(always)]
+fn marked(loops: u64, mut one: impl FnMut()) -> Marks {
+    let part = loops.div_ceil(STRESS_MARKS).max(1);
+    let mut marks = Vec::with_capacity(STRESS_MARKS as usize + 2);
+    marks.push((0, timer::now()));
+    let mut done = 0;
+    while done < loops {
+        let n = part.min(loops - done);
+        for _ in 0..n {
+            one();
+        }
+        done += n;
+        marks.push((done, timer::now()));
+    }
+    marks
+}
+
+/// Acquisitions a thread had done at time `t`, interpolated between its
+/// marks (its first before `t`, its last after `t` or at its end). A timer
+/// that stepped back between two marks gives the part's start, never a
+/// wrapped difference.
+fn done_at(marks: &Marks, t: u64) -> f64 {
+    let after = marks.partition_point(|&(_, at)| at <= t);
+    match (after.checked_sub(1).map(|i| marks[i]), marks.get(after)) {
+        (None, _) => 0.0,
+        (Some((done, _)), None) => done as f64,
+        (Some((d0, t0)), Some(&(d1, t1))) => {
+            let part = t1.saturating_sub(t0) as f64;
+            let into = t.saturating_sub(t0) as f64;
+            let frac = if part > 0.0 {
+                (into / part).min(1.0)
+            } else {
+                0.0
+            };
+            d0 as f64 + d1.saturating_sub(d0) as f64 * frac
+        }
+    }
+}
+
+/// Each thread's acquisitions while every thread ran.
+fn shares(marks: &[Marks]) -> Option<Spread> {
+    let started = marks.iter().filter_map(|m| m.first()).map(|m| m.1).max()?;
+    let finished = marks.iter().filter_map(|m| m.last()).map(|m| m.1).min()?;
+    if finished <= started {
+        return None;
+    }
+    let per: Vec<f64> = marks
+        .iter()
+        .map(|m| done_at(m, finished) - done_at(m, started))
+        .collect();
+    Spread::of(&per)
 }
 
 /// Seed 003: `threads` threads each do `loops` iterations of `scenario`.
@@ -171,32 +257,66 @@ pub fn stress<L: RawLock>(threads: usize, loops: u64, scenario: Scenario) -> Str
     let per = threads::run(threads, |i| {
         let mut tally = Tally::default();
         let node = L::Node::default();
-        let start = timer::now();
-        match scenario {
-            Scenario::S1 => {
-                for _ in 0..loops {
-                    arena.critical(i, &node, &mut tally, || {});
-                }
-            }
+        let before = events::counts();
+        let marks = match scenario {
+            Scenario::S1 => marked(loops, || arena.critical(i, &node, &mut tally, || {})),
             Scenario::S2 { seed } => {
                 let mut rng = Rng::new(seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                for _ in 0..loops {
+                marked(loops, || {
                     work(S2_OUTSIDE_UNITS);
                     let hold = rng.below(S2_INSIDE_MAX_UNITS) as u32;
                     arena.critical(i, &node, &mut tally, || {
                         work(hold);
                     });
-                }
+                })
             }
-        }
-        (start, timer::now(), tally)
+        };
+        tally.events = events::counts().since(before);
+        (marks, tally)
     });
-    let first = per.iter().map(|p| p.0).min().unwrap_or(0);
-    let last = per.iter().map(|p| p.1).max().unwrap_or(0);
-    let tallies: Vec<Tally> = per.into_iter().map(|p| p.2).collect();
+    let first = per.iter().filter_map(|p| p.0.first()).map(|m| m.1).min();
+    let last = per.iter().filter_map(|p| p.0.last()).map(|m| m.1).max();
+    let (marks, tallies): (Vec<Marks>, Vec<Tally>) = per.into_iter().unzip();
     let verdict = arena.verdict(&tallies);
     StressRun {
-        total_ticks: last.wrapping_sub(first),
+        total_ticks: last.unwrap_or(0).wrapping_sub(first.unwrap_or(0)),
         verdict,
+        shares: shares(&marks),
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_split_the_loops_and_interpolate() {
+        let mut n = 0;
+        let marks = marked(1000, || n += 1);
+        assert_eq!(n, 1000);
+        // Parts of 16 (1000 / 64, rounded up): 62 whole and one of 8.
+        assert_eq!(marks.len(), 1 + 63);
+        assert_eq!(marks[1].0, 16);
+        assert_eq!(marks.last().unwrap().0, 1000);
+        let m = vec![(0, 100), (10, 200), (20, 400)];
+        assert_eq!(done_at(&m, 50), 0.0);
+        assert_eq!(done_at(&m, 150), 5.0);
+        assert_eq!(done_at(&m, 300), 15.0);
+        assert_eq!(done_at(&m, 500), 20.0);
+        // A timer that stepped back: no wrapped difference.
+        let back = vec![(0, 100), (10, 90), (20, 400)];
+        assert!((0.0..=20.0).contains(&done_at(&back, 95)));
+    }
+
+    #[test]
+    fn shares_count_only_the_window_where_all_ran() {
+        // B starts at 200 and A finishes at 400: A did 15 (20 - 5) in that
+        // window, B 20 (20 - 0).
+        let a = vec![(0, 100), (10, 300), (20, 400)];
+        let b = vec![(0, 200), (40, 600)];
+        let s = shares(&[a.clone(), b]).unwrap();
+        assert_eq!((s.min, s.max), (15.0, 20.0));
+        // Threads that never overlapped have no shares.
+        assert_eq!(shares(&[a, vec![(0, 500), (5, 600)]]), None);
     }
 }

@@ -82,6 +82,26 @@ pub fn run_with(scale: f64, insns: f64) -> Run {
                         r as u32,
                         0.1,
                     ));
+                    // Lock events, none on one thread.
+                    let events: &[(&str, &str, f64)] = match lock {
+                        "ticket" => &[
+                            ("waits_per_acquire", "events_per_acquire", 0.5),
+                            ("waiters_ahead_per_acquire", "waiters_per_acquire", 0.5),
+                        ],
+                        _ => &[("queued_per_acquire", "events_per_acquire", 0.25)],
+                    };
+                    for (m, unit, v) in events {
+                        let v = if threads == 1 { 0.0 } else { v * f };
+                        spin.push(sample(
+                            "spinlock",
+                            "lock_unlock",
+                            case.clone(),
+                            m,
+                            unit,
+                            r as u32,
+                            v,
+                        ));
+                    }
                 }
                 if threads == 1 {
                     let n = if lock == "ticket" { insns } else { 30.0 };
@@ -108,6 +128,26 @@ pub fn run_with(scale: f64, insns: f64) -> Run {
                         r,
                         t(base * 1e6 + r as f64 * 1e5),
                     ));
+                    spin.push(sample(
+                        "spinlock",
+                        bench,
+                        case.clone(),
+                        "fairness_cv",
+                        "ratio",
+                        r,
+                        0.02,
+                    ));
+                    if lock == "mcs" {
+                        spin.push(sample(
+                            "spinlock",
+                            bench,
+                            case.clone(),
+                            "queued_per_acquire",
+                            "events_per_acquire",
+                            r,
+                            0.75,
+                        ));
+                    }
                 }
             }
         }
@@ -159,6 +199,18 @@ pub fn run_with(scale: f64, insns: f64) -> Run {
                             0,
                             v,
                         ));
+                    }
+                    let events = [
+                        (format!("{side}_slowpath"), "count", 5000.0),
+                        (
+                            format!("{side}_sleeps_per_acquire"),
+                            "events_per_acquire",
+                            0.125,
+                        ),
+                        (format!("{side}_fairness_cv"), "ratio", 0.5),
+                    ];
+                    for (m, unit, v) in events {
+                        rw.push(sample("rwsem", "rw_mix", case.clone(), &m, unit, 0, v));
                     }
                 }
             }

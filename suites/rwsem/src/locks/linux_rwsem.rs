@@ -55,8 +55,18 @@
 //! both sides, reader stealing, queueing, the wake-up passes and grants,
 //! the hand-off bit, and that no wake-up is lost (a thread parked for ever
 //! is a deadlock to loom).
+//!
+//! Lock events (`crate::events`), where Linux counts them: a reader's
+//! steal (`ReaderSteal`), each `FUTEX_WAIT` per side (`ReaderSleep`,
+//! `WriterSleep`), and each hand-off bit set for a queued reader by its
+//! waker or by the queued writer itself (`ReaderHandoff`,
+//! `WriterHandoff`), in the counters of the thread that took the path. The
+//! lock's own counters of slow paths, sleeps and hand-offs (atomics of the
+//! lock, from before there were events) count beside them: a round's
+//! events must add up to them (`check_events`).
 
 use super::{RawRwLock, Slowpaths};
+use crate::events::{self, Event, Events};
 use crate::sync::atomic::AtomicU32;
 use crate::sync::atomic::AtomicUsize;
 use crate::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
@@ -182,19 +192,17 @@ impl LinuxRwsem {
     }
 
     /// `FUTEX_WAIT` calls made by waiters so far.
-    #[cfg(any(test, loom))]
     pub(crate) fn sleeps(&self) -> u64 {
         self.sleeps.load(Relaxed) as u64
     }
 
     /// Times a waiter set `FLAG_HANDOFF`.
-    #[cfg(any(test, loom))]
     pub(crate) fn handoffs(&self) -> u64 {
         self.handoffs.load(Relaxed) as u64
     }
 
-    /// Sleeps until a waker marks `parker` woken.
-    fn park(&self, parker: &Parker) {
+    /// Sleeps until a waker marks `parker`, a waiter of `kind`, woken.
+    fn park(&self, parker: &Parker, kind: Kind) {
         loop {
             // Acquire: pairs with the Release swap in Wakes::mark(); a
             // granted reader holds the lock from here on. (A woken writer
@@ -215,6 +223,10 @@ impl LinuxRwsem {
                 }
                 _ => {
                     self.sleeps.fetch_add(1, Relaxed);
+                    events::count(match kind {
+                        Kind::Reader => Event::ReaderSleep,
+                        Kind::Writer => Event::WriterSleep,
+                    });
                     futex::wait(&parker.state, PARK_SLEEPING);
                 }
             }
@@ -257,6 +269,7 @@ impl LinuxRwsem {
                     if old & FLAG_HANDOFF == 0 {
                         adjustment = adjustment.wrapping_sub(FLAG_HANDOFF);
                         self.handoffs.fetch_add(1, Relaxed);
+                        events::count(Event::ReaderHandoff);
                     }
                     first.handoff_set = true;
                 }
@@ -340,6 +353,7 @@ impl LinuxRwsem {
         let likely_reader_owned = rcnt > 1 && count & WRITER_LOCKED == 0;
         if !likely_reader_owned && count & (WRITER_LOCKED | FLAG_HANDOFF) == 0 {
             // The bias added by the fast path is the read lock.
+            events::count(Event::ReaderSteal);
             if rcnt == 1 && count & FLAG_WAITERS != 0 {
                 // First reader in: let the queued readers in too.
                 let mut q = self.queue();
@@ -386,7 +400,7 @@ impl LinuxRwsem {
         wakes.wake();
 
         // Wait to be given the lock: the waker adds our bias for us.
-        self.park(&parker);
+        self.park(&parker, Kind::Reader);
     }
 
     /// `rwsem_try_write_lock_unqueued` in a bounded loop: the optimistic
@@ -460,6 +474,7 @@ impl LinuxRwsem {
         if new & FLAG_HANDOFF != 0 {
             q[0].handoff_set = true;
             self.handoffs.fetch_add(1, Relaxed);
+            events::count(Event::WriterHandoff);
             return false;
         }
         q.remove(me_at);
@@ -521,7 +536,7 @@ impl LinuxRwsem {
                     self.count.load(Relaxed) & LOCK_MASK == 0
                 });
             if !freed {
-                self.park(&parker);
+                self.park(&parker, Kind::Writer);
             }
             q = self.queue();
         }
@@ -601,6 +616,34 @@ impl RawRwLock for LinuxRwsem {
             writer: self.writer_slowpath.load(Relaxed) as u64,
         })
     }
+
+    const EVENTS: &'static [Event] = &[
+        Event::ReaderSteal,
+        Event::ReaderSleep,
+        Event::WriterSleep,
+        Event::ReaderHandoff,
+        Event::WriterHandoff,
+    ];
+
+    /// Once the round's threads are done: a steal is one way out of a
+    /// reader's slow path, and the threads' sleeps and hand-offs add up to
+    /// the lock's own counts of them (a lost or doubly counted thread would
+    /// not).
+    fn check_events(&self, e: &Events, _reader_ops: u64, _writer_ops: u64) -> Result<(), String> {
+        let slow = self.reader_slowpath.load(Relaxed) as u64;
+        let steals = Event::ReaderSteal.of(e);
+        let sleeps = Event::ReaderSleep.of(e) + Event::WriterSleep.of(e);
+        let handoffs = Event::ReaderHandoff.of(e) + Event::WriterHandoff.of(e);
+        if steals > slow || sleeps != self.sleeps() || handoffs != self.handoffs() {
+            return Err(format!(
+                "threads counted {steals} steals of {slow} reader slow paths, {sleeps} sleeps \
+                 and {handoffs} hand-offs; the lock counted {} sleeps and {} hand-offs",
+                self.sleeps(),
+                self.handoffs()
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -639,19 +682,35 @@ mod tests {
     fn a_reader_sleeps_behind_a_writer_and_is_woken() {
         let l = LinuxRwsem::new();
         let inside = AtomicBool::new(false);
+        let mine = events::counts();
         l.write_lock();
-        thread::scope(|s| {
-            s.spawn(|| {
+        let reader = thread::scope(|s| {
+            let reader = s.spawn(|| {
+                let before = events::counts();
                 l.read_lock();
                 inside.store(true, Relaxed);
                 l.read_unlock();
+                events::counts().since(before)
             });
             wait_until("the reader to sleep", || l.sleeps() >= 1);
             assert!(!inside.load(Relaxed), "a reader got in beside a writer");
             assert_eq!(l.count.load(Relaxed), WRITER_LOCKED | FLAG_WAITERS);
             l.write_unlock();
+            reader.join().unwrap()
         });
         assert!(inside.load(Relaxed));
+        // The reader counted its own sleeps (one, or more after a spurious
+        // wake-up), the writer none, and they are all the lock saw.
+        let (sleeps, total) = (
+            Event::ReaderSleep.of(&reader),
+            reader + events::counts().since(mine),
+        );
+        assert!(
+            sleeps >= 1 && Event::WriterSleep.of(&reader) == 0,
+            "{reader:?}"
+        );
+        assert_eq!(Event::ReaderSteal.of(&reader), 0, "it queued");
+        assert_eq!(l.check_events(&total, 1, 1), Ok(()));
         assert_eq!(
             l.slowpaths(),
             Some(Slowpaths {
@@ -799,9 +858,32 @@ mod tests {
     }
 
     #[test]
+    fn a_reader_steals_a_lock_nobody_holds_past_the_waiters() {
+        let l = LinuxRwsem::new();
+        // Waiters announced, nobody holding: the fast path fails, and the
+        // slow path keeps the bias it added.
+        l.count.store(FLAG_WAITERS, Relaxed);
+        let before = events::counts();
+        l.read_lock();
+        assert_eq!(l.count.load(Relaxed), READER_BIAS | FLAG_WAITERS);
+        l.read_unlock();
+        let took = events::counts().since(before);
+        assert_eq!(Event::ReaderSteal.of(&took), 1);
+        assert_eq!(l.slowpaths().unwrap().reader, 1);
+        assert_eq!(l.check_events(&took, 1, 0), Ok(()));
+        // A steal outside any slow path, or a sleep the lock never saw,
+        // breaks the invariants.
+        assert!(l.check_events(&(took + took), 1, 0).is_err());
+        let mut slept = took;
+        slept.0[Event::WriterSleep as usize] = 1;
+        assert!(l.check_events(&slept, 1, 0).is_err());
+    }
+
+    #[test]
     fn a_timed_out_head_writer_sets_handoff_which_stops_stealing() {
         let l = LinuxRwsem::new();
         let me = PARKER.with(Arc::clone);
+        let mine = events::counts();
         l.read_lock();
         let mut q = l.queue();
         q.push_back(Waiter {
@@ -820,6 +902,7 @@ mod tests {
             READER_BIAS | FLAG_WAITERS | FLAG_HANDOFF
         );
         assert_eq!(l.handoffs(), 1);
+        assert_eq!(Event::WriterHandoff.of(&events::counts().since(mine)), 1);
         drop(q);
         let reader_in = AtomicBool::new(false);
         thread::scope(|s| {

@@ -5,6 +5,8 @@
 //! one of `lock_api` rather than guards. Each implementation lives in its own
 //! file and says there why it is shaped the way it is.
 
+use crate::events::{Event, Events};
+
 pub mod fair_rwspin;
 // Under loom the futex is `crate::sync::futex`, with loom's park and unpark.
 #[cfg(not(loom))]
@@ -58,6 +60,24 @@ pub trait RawRwLock: Sync {
     /// Slow-path entries per side, or `None` when the lock has no slow path
     /// it can see (std's `RwLock` keeps its own internals).
     fn slowpaths(&self) -> Option<Slowpaths>;
+
+    /// The events this lock counts on its slow paths (`crate::events`),
+    /// printed per acquisition of their side; none for a lock whose
+    /// insides are not ours to count.
+    const EVENTS: &'static [Event] = &[];
+
+    /// What this lock's event counts of a round (`events`, over
+    /// `reader_ops` and `writer_ops` acquisitions), with what the lock
+    /// counted itself, must satisfy: `Err` says which invariant broke.
+    fn check_events(
+        &self,
+        events: &Events,
+        reader_ops: u64,
+        writer_ops: u64,
+    ) -> Result<(), String> {
+        let _ = (events, reader_ops, writer_ops);
+        Ok(())
+    }
 
     /// Takes the lock shared or exclusively (`write`) if it can without
     /// waiting: whether it did, or `None` for a lock without a try-lock

@@ -9,7 +9,7 @@ pub const MODELS: &[Model] = &[
     Model {
         lock: LinuxRwsem::NAME,
         name: "reader x 2 + writer x 2",
-        covers: "reader/writer exclusion and happens-before through the fast paths, the reader's slow path (stealing, queueing, being granted the lock by the waker), the writer's optimistic spin, queueing and sleep, and the hand-off bit; no wake-up is lost (a thread parked for ever is a deadlock)",
+        covers: "reader/writer exclusion and happens-before through the fast paths, the reader's slow path (stealing, queueing, being granted the lock by the waker), the writer's optimistic spin, queueing and sleep, and the hand-off bit; no wake-up is lost (a thread parked for ever is a deadlock); the threads' lock events add up to the lock's own counts",
         preemption_bound: 3,
         body: || model::<LinuxRwsem>(&[&[Read, Read], &[Write, Write]], paths),
         reaches: &["reader slow path", "writer slow path", "sleep", "hand-off"],
@@ -17,7 +17,7 @@ pub const MODELS: &[Model] = &[
     Model {
         lock: LinuxRwsem::NAME,
         name: "2 writers x 2",
-        covers: "writer/writer exclusion and happens-before through the compare-exchange fast path, the optimistic spin, the wait queue, the wake-up of the head writer and the hand-off bit; no wake-up is lost",
+        covers: "writer/writer exclusion and happens-before through the compare-exchange fast path, the optimistic spin, the wait queue, the wake-up of the head writer and the hand-off bit; no wake-up is lost; the threads' lock events add up to the lock's own counts",
         preemption_bound: 3,
         body: || model::<LinuxRwsem>(&[&[Write, Write], &[Write, Write]], paths),
         reaches: &["writer slow path", "sleep"],

@@ -11,6 +11,7 @@
 //! threads inside the critical section. It is Relaxed: it must not order
 //! anything the lock does not.
 
+use crate::events;
 use crate::locks::RawRwLock;
 use harness::model::note;
 use loom::cell::UnsafeCell;
@@ -79,9 +80,12 @@ impl<L: RawRwLock> Guarded<L> {
 }
 
 /// Thread `t` (the model's main thread is thread 0) takes the sides in
-/// `roles[t]`, in order; afterwards every write is counted once and
+/// `roles[t]`, in order; afterwards every write is counted once, the
+/// lock's events keep its invariants ([`RawRwLock::check_events`]) and
 /// `after` sees the lock.
 pub fn model<L: RawRwLock + Send + 'static>(roles: &'static [&'static [Side]], after: fn(&L)) {
+    // This OS thread's counters count every thread of the execution.
+    let before = events::counts();
     let g = Arc::new(Guarded {
         lock: L::new(),
         state: AtomicUsize::new(0),
@@ -105,12 +109,22 @@ pub fn model<L: RawRwLock + Send + 'static>(roles: &'static [&'static [Side]], a
     for h in spawned {
         h.join().expect("a model thread panicked");
     }
-    let writes = roles
-        .iter()
-        .flat_map(|r| r.iter())
-        .filter(|&&s| s == Side::Write)
-        .count();
+    let of = |side| {
+        roles
+            .iter()
+            .flat_map(|r| r.iter())
+            .filter(|&&s| s == side)
+            .count()
+    };
+    let writes = of(Side::Write);
     // SAFETY: every thread was joined.
     assert_eq!(g.writes.with(|w| unsafe { *w }), writes, "writes lost");
+    let took = events::counts().since(before);
+    if let Err(broken) = g
+        .lock
+        .check_events(&took, of(Side::Read) as u64, writes as u64)
+    {
+        panic!("lock events: {broken}");
+    }
     after(&g.lock);
 }

@@ -20,8 +20,17 @@
 //! Under `--cfg loom` (the model check, `model/mcs.rs`) the code is this
 //! file's with loom's atomics, and `McsNode::new` is not a `const fn`
 //! (loom's atomics are not `const`).
+//!
+//! Events: each acquisition that queued behind a predecessor (`Queued`;
+//! each is handed the lock by one unlock, so it counts the hand-overs too),
+//! and each unlock that had to wait for its successor to link in
+//! (`SuccessorWait`). How many waited ahead of a node is not counted: the
+//! one swap that enqueues it shows only its predecessor, and the queue has
+//! no word that counts its waiters (a ticket lock's two counters do), so
+//! knowing it would take a shared count the lock does not keep.
 
 use super::{RawLock, Spin};
+use crate::events::{self, Event, Events};
 use crate::sync::atomic::{AtomicPtr, AtomicU32, Ordering::*};
 use std::ptr;
 
@@ -78,6 +87,7 @@ impl Mcs {
     #[cold]
     #[inline(never)]
     fn wait_in_queue(prev: &McsNode, node: &McsNode) {
+        events::count(Event::Queued);
         // Release: pairs with the Acquire load of `next` in our
         // predecessor's unlock_with() or wait_for_successor(), so our node's
         // initialisation (locked = 0) happens before it sets our flag.
@@ -125,6 +135,7 @@ impl Mcs {
     #[cold]
     #[inline(never)]
     fn wait_for_successor(node: &McsNode) -> *mut McsNode {
+        events::count(Event::SuccessorWait);
         let mut spin = Spin::new();
         loop {
             // Acquire: as in unlock_with(), pairs with the successor's
@@ -141,6 +152,20 @@ impl Mcs {
 impl RawLock for Mcs {
     const NAME: &'static str = "mcs";
     type Node = McsNode;
+    const EVENTS: &'static [Event] = &[Event::Queued, Event::SuccessorWait];
+
+    /// An unlock waits only for a successor that swapped itself in, which
+    /// then queued.
+    fn check_events(e: &Events, acquisitions: u64, _threads: usize) -> Result<(), String> {
+        let (queued, waits) = (Event::Queued.of(e), Event::SuccessorWait.of(e));
+        if queued > acquisitions || waits > queued {
+            return Err(format!(
+                "{queued} of {acquisitions} acquisitions queued, \
+                 and {waits} unlocks waited for a successor"
+            ));
+        }
+        Ok(())
+    }
 
     fn new() -> Mcs {
         Mcs {

@@ -13,6 +13,8 @@
 //! doc says what that assumes. `shipped.rs` measures other crates' locks
 //! (parking_lot, spin) through `lock_api`.
 
+use crate::events::{Event, Events};
+
 #[cfg(feature = "broken-lock")]
 pub mod broken;
 pub mod mcs;
@@ -46,6 +48,17 @@ pub trait RawLock: Sync + Send + Sized {
     const CRATE: &'static str = "lockmatrix";
     /// What one acquisition needs besides the lock (`()` for most).
     type Node: Default;
+    /// The events this lock counts on its slow paths, printed per
+    /// acquisition (`crate::events`); none for a lock whose insides are
+    /// not ours to count.
+    const EVENTS: &'static [Event] = &[];
+    /// What a round's event counts of this lock must satisfy, beside
+    /// nothing counted on one thread (`check.rs`): `Err` says which
+    /// invariant broke.
+    fn check_events(events: &Events, acquisitions: u64, threads: usize) -> Result<(), String> {
+        let _ = (events, acquisitions, threads);
+        Ok(())
+    }
     fn new() -> Self;
     /// Acquires the lock (Acquire ordering at least).
     ///

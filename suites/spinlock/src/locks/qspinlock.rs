@@ -5,8 +5,13 @@
 //! Peter Zijlstra; x86's spinlock since v4.2), with `_Q_PENDING_BITS == 8`.
 //! Changed for user space: CPUs are threads with a claimed node slot, four
 //! nesting levels are the per-thread node index, no paravirt hooks
-//! (`pv_wait`/`pv_kick`) and no lock statistics; a waiter spinning too
-//! long yields ([`super::Spin`]).
+//! (`pv_wait`/`pv_kick`); a waiter spinning too long yields
+//! ([`super::Spin`]). Lock events are counted as Linux's
+//! `CONFIG_LOCK_EVENT_COUNTS` counts `lock_pending` and `lock_slowpath`
+//! (`Pending`, `Queued`), with a queue head handing on to its successor
+//! (`HandedOn`) and a queued node that found another ahead of it
+//! (`QueuedBehind`), in this thread's counters (`crate::events`), on the
+//! slow path only.
 //!
 //! The whole lock is one 32-bit word, as small as a ticket lock, yet waiters
 //! queue MCS-style, each spinning on its own node. The word holds
@@ -121,10 +126,12 @@
 //!   ([`MAX_THREADS`]) instead of 1024; the slot bitmap is std's atomics
 //!   (claiming a slot is bookkeeping, not the lock, and is undone by a
 //!   thread-local destructor that loom runs outside its execution);
-//! - the path counters of `events` also count under loom, for the model to
-//!   show that it reached the pending and queue paths.
+//! - the lock events are the models' too: loom runs a model's threads on
+//!   one OS thread, so its counters count them all, and a model shows from
+//!   them that it reached the pending and queue paths.
 
 use super::{RawLock, Spin};
+use crate::events::{self, Event, Events};
 use crate::sync::atomic::{AtomicPtr, AtomicU16, AtomicU32, AtomicU8, Ordering::*};
 use crate::sync::thread_local;
 use std::cell::Cell;
@@ -263,24 +270,6 @@ fn node(cpu: u32, idx: u32) -> &'static QNode {
     &SLOTS[cpu as usize].nodes[idx as usize]
 }
 
-/// How many times each path was taken, for tests and the model.
-#[cfg(any(test, loom))]
-pub mod events {
-    use std::sync::atomic::AtomicUsize;
-    pub static PENDING: AtomicUsize = AtomicUsize::new(0);
-    pub static QUEUED: AtomicUsize = AtomicUsize::new(0);
-    /// A queue head took the lock with others queued behind it and handed
-    /// the head on to its successor.
-    pub static HANDED_ON: AtomicUsize = AtomicUsize::new(0);
-}
-
-macro_rules! lockevent {
-    ($name:ident) => {
-        #[cfg(any(test, loom))]
-        events::$name.fetch_add(1, Relaxed);
-    };
-}
-
 pub struct QSpinLock {
     val: AtomicU32,
 }
@@ -410,7 +399,7 @@ impl QSpinLock {
 
         // Take ownership and clear pending: *,1,0 -> *,0,1.
         self.clear_pending_set_locked();
-        lockevent!(PENDING);
+        events::count(Event::Pending);
     }
 
     /// The MCS queue part of the slow path.
@@ -457,16 +446,19 @@ impl QSpinLock {
         if self.trylock() {
             return;
         }
-        lockevent!(QUEUED);
 
         // Publish the updated tail (p,*,* -> n,*,*); `old` is the previous
         // tail code, 0 if none. See xchg_tail() for its orderings.
         let old = self.xchg_tail(tail);
+        // Counted here, not before the swap: there it changed the code of
+        // the queue head's wait on mips64el (one load-acquire fewer).
+        events::count(Event::Queued);
         let mut next: *mut QNode = ptr::null_mut();
 
         // If there was a previous node, link it and wait until we reach the
         // head of the queue.
         if old & TAIL_MASK != 0 {
+            events::count(Event::QueuedBehind);
             let (pcpu, pidx) = decode_tail(old);
             let prev = self::node(pcpu, pidx);
             // Release: pairs with our predecessor's Acquire load of `next`,
@@ -539,7 +531,7 @@ impl QSpinLock {
         // our claim of the locked byte above happens before it reads the
         // word as the new head.
         unsafe { (*next).locked.store(1, Release) };
-        lockevent!(HANDED_ON);
+        events::count(Event::HandedOn);
     }
 
     /// `xchg_tail()`: p,*,* -> n,*,*, a 16-bit swap of `tail` that leaves
@@ -561,6 +553,29 @@ impl QSpinLock {
 impl RawLock for QSpinLock {
     const NAME: &'static str = "qspinlock";
     type Node = ();
+    const EVENTS: &'static [Event] = &[Event::Pending, Event::Queued, Event::HandedOn];
+
+    /// An acquisition takes the pending path or the queue, not both; and
+    /// every node that queued behind another is made head by exactly that
+    /// one's hand-on (a head with nobody behind it clears the tail
+    /// instead), so the two counts, taken at either end of the queue,
+    /// agree once every thread is done.
+    fn check_events(e: &Events, acquisitions: u64, _threads: usize) -> Result<(), String> {
+        let [pending, queued, behind, handed_on] = [
+            Event::Pending,
+            Event::Queued,
+            Event::QueuedBehind,
+            Event::HandedOn,
+        ]
+        .map(|k| k.of(e));
+        if pending + queued > acquisitions || behind > queued || handed_on != behind {
+            return Err(format!(
+                "{acquisitions} acquisitions: {pending} pending, {queued} queued, \
+                 {behind} of them behind another node, {handed_on} hand-ons"
+            ));
+        }
+        Ok(())
+    }
 
     fn new() -> QSpinLock {
         QSpinLock {
@@ -700,6 +715,26 @@ mod tests {
         assert_eq!(l.value(), b | PENDING_VAL | LOCKED_VAL);
         assert_eq!(decode_tail(l.xchg_tail(0)), ((1 << TAIL_CPU_BITS) - 2, 3));
         assert_eq!(l.value(), PENDING_VAL | LOCKED_VAL);
+    }
+
+    #[test]
+    fn the_event_invariants_catch_a_lost_hand_on() {
+        let mut e = Events::default();
+        let mut set = |k: Event, n| e.0[k as usize] = n;
+        set(Event::Pending, 3);
+        set(Event::Queued, 4);
+        set(Event::QueuedBehind, 2);
+        set(Event::HandedOn, 2);
+        assert_eq!(QSpinLock::check_events(&e, 7, 3), Ok(()));
+        assert!(
+            QSpinLock::check_events(&e, 6, 3).is_err(),
+            "more slow paths than acquisitions"
+        );
+        e.0[Event::HandedOn as usize] = 1;
+        assert!(
+            QSpinLock::check_events(&e, 7, 3).is_err(),
+            "a queued node nobody handed on to"
+        );
     }
 
     #[test]

@@ -15,8 +15,14 @@
 //!
 //! Model-checked under `--cfg loom` (`model/ticket.rs`) as it is: loom's
 //! atomics and spin-wait step come in through `crate::sync`.
+//!
+//! Events: each acquisition that waits (`Wait`), and how many tickets were
+//! ahead of its own when it drew it (`WaitersAhead`: the holder's and the
+//! waiters', as far as its load of `owner` saw), the queue's depth, which
+//! the two counters of a ticket lock show for free.
 
 use super::{RawLock, Spin};
+use crate::events::{self, Event, Events};
 use crate::sync::atomic::{AtomicU32, Ordering::*};
 
 pub struct Ticket {
@@ -27,9 +33,12 @@ pub struct Ticket {
 }
 
 impl Ticket {
+    /// Waits for `ticket` to be served; the fast path saw `owner` served.
     #[cold]
     #[inline(never)]
-    fn wait(&self, ticket: u32) {
+    fn wait(&self, ticket: u32, owner: u32) {
+        events::count(Event::Wait);
+        events::add(Event::WaitersAhead, u64::from(ticket.wrapping_sub(owner)));
         // Acquire: pairs with the Release in unlock(), as in lock().
         let mut spin = Spin::new();
         while self.owner.load(Acquire) != ticket {
@@ -41,6 +50,24 @@ impl Ticket {
 impl RawLock for Ticket {
     const NAME: &'static str = "ticket";
     type Node = ();
+    const EVENTS: &'static [Event] = &[Event::Wait, Event::WaitersAhead];
+
+    /// A wait saw at least one ticket ahead, the holder's: `owner` only
+    /// grows and has not reached our ticket. Not at most one per other
+    /// thread, though each holds one ticket at a time: the fast path's load
+    /// of `owner` may read a value older than the latest (nothing orders it
+    /// after the last unlock the `next` we drew followed), as the model
+    /// check finds with two threads and a wait that saw two ahead.
+    fn check_events(e: &Events, acquisitions: u64, _threads: usize) -> Result<(), String> {
+        let (waits, ahead) = (Event::Wait.of(e), Event::WaitersAhead.of(e));
+        if waits > acquisitions || ahead < waits {
+            return Err(format!(
+                "{waits} waits of {acquisitions} acquisitions saw {ahead} tickets ahead; \
+                 each wait sees 1 or more"
+            ));
+        }
+        Ok(())
+    }
 
     fn new() -> Ticket {
         Ticket {
@@ -58,8 +85,9 @@ impl RawLock for Ticket {
         // Acquire: pairs with the Release in unlock() that served our
         // ticket, so the previous holder's critical section happens before
         // ours.
-        if self.owner.load(Acquire) != ticket {
-            self.wait(ticket);
+        let owner = self.owner.load(Acquire);
+        if owner != ticket {
+            self.wait(ticket, owner);
         }
     }
 
@@ -73,13 +101,84 @@ impl RawLock for Ticket {
     }
 }
 
-/// For the FIFO model (`model/ticket.rs`), which must see a waiter in line.
-#[cfg(loom)]
+/// For the FIFO model (`model/ticket.rs`) and the tests, which must see a
+/// waiter in line.
+#[cfg(any(test, loom))]
 impl Ticket {
     /// Tickets drawn and not yet served: the holder and its waiters.
     pub(crate) fn in_line(&self) -> u32 {
         self.next
             .load(Relaxed)
             .wrapping_sub(self.owner.load(Relaxed))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// The holder of ticket 0 lets three threads draw tickets 1 to 3 and
+    /// wait, then leaves: their own counts, and so their sum.
+    fn three_behind_the_holder() -> Vec<Events> {
+        let l = Ticket::new();
+        // SAFETY: this thread locks, and unlocks below; no node.
+        unsafe { l.lock(&()) };
+        std::thread::scope(|s| {
+            let waiters: Vec<_> = (0..3)
+                .map(|_| {
+                    s.spawn(|| {
+                        let before = events::counts();
+                        // SAFETY: lock then unlock on this thread.
+                        unsafe {
+                            l.lock(&());
+                            l.unlock(&());
+                        }
+                        events::counts().since(before)
+                    })
+                })
+                .collect();
+            while l.in_line() < 4 {
+                std::thread::yield_now();
+            }
+            // Time to look at `owner` before it moves.
+            std::thread::sleep(Duration::from_millis(20));
+            // SAFETY: this thread holds ticket 0.
+            unsafe { l.unlock(&()) };
+            waiters.into_iter().map(|w| w.join().unwrap()).collect()
+        })
+    }
+
+    #[test]
+    fn each_waiter_counts_the_tickets_ahead_of_its_own() {
+        // A waiter slower than the sleep to look at `owner` sees fewer
+        // ahead, or none: that run proves less, so it is tried again.
+        for _ in 0..10 {
+            let per = three_behind_the_holder();
+            let total: Events = per.iter().copied().sum();
+            assert_eq!(Ticket::check_events(&total, 4, 4), Ok(()), "{per:?}");
+            let mut ahead: Vec<u64> = per.iter().map(|e| Event::WaitersAhead.of(e)).collect();
+            ahead.sort_unstable();
+            if ahead == [1, 2, 3] {
+                assert_eq!(Event::Wait.of(&total), 3);
+                assert_eq!(Event::WaitersAhead.of(&total), 6);
+                return;
+            }
+        }
+        panic!("no run of 10 had three waiters in line");
+    }
+
+    #[test]
+    fn a_wait_must_see_the_holder_ahead() {
+        let mut e = Events::default();
+        e.0[Event::Wait as usize] = 2;
+        e.0[Event::WaitersAhead as usize] = 1;
+        assert!(Ticket::check_events(&e, 10, 4).is_err());
+        e.0[Event::WaitersAhead as usize] = 2;
+        assert_eq!(Ticket::check_events(&e, 10, 4), Ok(()));
+        assert!(
+            Ticket::check_events(&e, 1, 4).is_err(),
+            "more waits than acquisitions"
+        );
     }
 }

@@ -11,8 +11,13 @@
 //! difference: the lock word is `sync::atomic::rmw::AtomicU32`, whose
 //! unlock store loom does as a swap (a workaround for a loom bug that a
 //! swap spin trips over; see `sync/rmw.rs`), a slightly stronger program.
+//!
+//! Events: each failed swap (`FailedSwap`), the fast path's included (it
+//! enters the slow path by `lock_slow_after_failed_swap`): the test before
+//! each swap is what keeps them few.
 
 use super::{RawLock, Spin};
+use crate::events::{self, Event};
 use crate::sync::atomic::{rmw::AtomicU32, Ordering::*};
 
 /// Relax hints after the first failed swap, doubling up to [`MAX_BACKOFF`].
@@ -39,17 +44,28 @@ impl Ttas {
             if self.locked.swap(1, Acquire) == 0 {
                 return;
             }
+            events::count(Event::FailedSwap);
             for _ in 0..backoff {
                 spin.relax();
             }
             backoff = (backoff * 2).min(MAX_BACKOFF);
         }
     }
+
+    /// The fast path's swap found the lock taken: a slow path entry of its
+    /// own, so that the fast path computes nothing to say so.
+    #[cold]
+    #[inline(never)]
+    fn lock_slow_after_failed_swap(&self) {
+        events::count(Event::FailedSwap);
+        self.lock_slow();
+    }
 }
 
 impl RawLock for Ttas {
     const NAME: &'static str = "ttas";
     type Node = ();
+    const EVENTS: &'static [Event] = &[Event::FailedSwap];
 
     fn new() -> Ttas {
         Ttas {
@@ -62,8 +78,10 @@ impl RawLock for Ttas {
         // Acquire: pairs with the Release in unlock(), so the previous
         // holder's critical section happens before ours. The Relaxed load is
         // only a test; the swap re-checks.
-        if self.locked.load(Relaxed) != 0 || self.locked.swap(1, Acquire) != 0 {
+        if self.locked.load(Relaxed) != 0 {
             self.lock_slow();
+        } else if self.locked.swap(1, Acquire) != 0 {
+            self.lock_slow_after_failed_swap();
         }
     }
 

@@ -10,7 +10,7 @@ pub const MODELS: &[Model] = &[
     Model {
         lock: Mcs::NAME,
         name: "2 threads x 2 acquisitions",
-        covers: "mutual exclusion; each critical section happens before the next, whether the lock is handed over through the successor's flag or freed by the tail compare-exchange; a node is initialised before its predecessor writes it",
+        covers: "mutual exclusion; each critical section happens before the next, whether the lock is handed over through the successor's flag or freed by the tail compare-exchange; a node is initialised before its predecessor writes it; an unlock waits only for a queued successor",
         preemption_bound: 3,
         body: || drop(exclusion::<Mcs>(2, 2)),
         reaches: &[],

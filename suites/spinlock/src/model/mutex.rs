@@ -10,6 +10,7 @@
 //! threads inside the critical section. It is Relaxed: it must not order
 //! anything the lock does not.
 
+use crate::events;
 use crate::locks::RawLock;
 use harness::model::note;
 use loom::cell::UnsafeCell;
@@ -79,8 +80,12 @@ impl<L: RawLock> Guarded<L> {
 }
 
 /// `threads` threads (the model's main thread is thread 0) take the lock
-/// `rounds` times each; returns the lock, every thread done.
+/// `rounds` times each; returns the lock, every thread done. The lock's
+/// event counts must then keep its invariants ([`RawLock::check_events`]),
+/// in every execution.
 pub fn exclusion<L: RawLock + 'static>(threads: usize, rounds: usize) -> Arc<Guarded<L>> {
+    // This OS thread's counters count every thread of the execution.
+    let before = events::counts();
     let g = Guarded::<L>::new();
     let worker = move |g: Arc<Guarded<L>>, t: usize| {
         let node = L::Node::default();
@@ -101,6 +106,10 @@ pub fn exclusion<L: RawLock + 'static>(threads: usize, rounds: usize) -> Arc<Gua
         h.join().expect("a model thread panicked");
     }
     assert_eq!(g.entries().len(), threads * rounds, "acquisitions lost");
+    let took = events::counts().since(before);
+    if let Err(broken) = L::check_events(&took, (threads * rounds) as u64, threads) {
+        panic!("lock events: {broken}");
+    }
     g
 }
 

@@ -6,21 +6,21 @@
 //! and `trylock()` against `lock()`.
 
 use super::mutex::{exclusion, Guarded};
-use crate::locks::qspinlock::{events, QSpinLock, TAIL_MASK};
+use crate::events::{self, Event};
+use crate::locks::qspinlock::{QSpinLock, TAIL_MASK};
 use crate::locks::RawLock;
 use harness::model::{note, reached, Model};
 use loom::thread;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 pub const MODELS: &[Model] = &[
     Model {
         lock: QSpinLock::NAME,
         name: "2 threads x 2 acquisitions",
-        covers: "mutual exclusion and happens-before through the fast path, the pending path (fetch_or, spin on locked, clear_pending_set_locked) and the queue a second acquisition joins behind a pending waiter; the word ends at 0",
+        covers: "mutual exclusion and happens-before through the fast path, the pending path (fetch_or, spin on locked, clear_pending_set_locked) and the queue a second acquisition joins behind a pending waiter; the word ends at 0, and the lock events agree (a queued node behind another is handed on once)",
         preemption_bound: 3,
         body: || {
-            paths(|| {
+            paths(4, 2, || {
                 let g = exclusion::<QSpinLock>(2, 2);
                 assert_eq!(g.lock.value(), 0, "the word is not 0 after every unlock");
             })
@@ -30,28 +30,28 @@ pub const MODELS: &[Model] = &[
     Model {
         lock: QSpinLock::NAME,
         name: "holder + pending waiter + queued waiters (3 threads)",
-        covers: "thread 0 holds the lock until a second thread waits pending and a third is queued; the pending waiter takes over, takes the lock a second time behind the queue head, which takes the lock and hands the head on: mutual exclusion and happens-before along pending, queue and MCS hand-over; the word ends at 0",
+        covers: "thread 0 holds the lock until a second thread waits pending and a third is queued; the pending waiter takes over, takes the lock a second time behind the queue head, which takes the lock and hands the head on: mutual exclusion and happens-before along pending, queue and MCS hand-over; the word ends at 0, and the lock events agree (a queued node behind another is handed on once)",
         // Threads switch only where one waits (a spin-wait step, a join):
         // with three threads a bound of 1 did not finish in 10 minutes. The
         // 2-thread model above covers preemption between the steps.
         preemption_bound: 0,
-        body: || paths(three_roles),
+        body: || paths(4, 3, three_roles),
         reaches: &["pending", "queue", "handed on"],
     },
     Model {
         lock: QSpinLock::NAME,
         name: "holder + pending waiter + 2 queued waiters (4 threads)",
-        covers: "thread 0 holds the lock until two threads are queued behind a pending waiter: the queue head takes the lock after the pending waiter left, ordered only by its load-acquire of the word, and hands the head on to the waiter behind it; mutual exclusion and happens-before; the word ends at 0",
+        covers: "thread 0 holds the lock until two threads are queued behind a pending waiter: the queue head takes the lock after the pending waiter left, ordered only by its load-acquire of the word, and hands the head on to the waiter behind it; mutual exclusion and happens-before; the word ends at 0, and the lock events agree (a queued node behind another is handed on once)",
         preemption_bound: 0,
-        body: || paths(|| behind_pending(2)),
+        body: || paths(4, 4, || behind_pending(2)),
         reaches: &["pending", "queue", "handed on"],
     },
     Model {
         lock: QSpinLock::NAME,
         name: "holder + pending waiter + 3 queued waiters (5 threads)",
-        covers: "as with 4 threads, and the middle waiter of the queue finds its successor already linked in when it becomes head, so it hands on through the link it read while it waited",
+        covers: "as with 4 threads, and the middle waiter of the queue finds its successor already linked in when it becomes head, so it hands on through the link it read while it waited; the lock events agree",
         preemption_bound: 0,
-        body: || paths(|| behind_pending(3)),
+        body: || paths(5, 5, || behind_pending(3)),
         reaches: &["pending", "queue", "handed on"],
     },
     Model {
@@ -64,17 +64,23 @@ pub const MODELS: &[Model] = &[
     },
 ];
 
-/// Counts the paths of `events` this execution took as reached.
-fn paths(body: impl FnOnce()) {
-    let counters: [(&str, &AtomicUsize); 3] = [
-        ("pending", &events::PENDING),
-        ("queue", &events::QUEUED),
-        ("handed on", &events::HANDED_ON),
-    ];
-    let before = counters.map(|(_, c)| c.load(Relaxed));
+/// Counts the paths this execution took, by the lock's events, as
+/// reached, and checks the events' invariants over its `acquisitions` of
+/// `threads` threads. The counters are this OS thread's, on which loom runs
+/// every thread of the execution.
+fn paths(acquisitions: u64, threads: usize, body: impl FnOnce()) {
+    let before = events::counts();
     body();
-    for ((path, c), before) in counters.iter().zip(before) {
-        if c.load(Relaxed) > before {
+    let took = events::counts().since(before);
+    if let Err(broken) = QSpinLock::check_events(&took, acquisitions, threads) {
+        panic!("lock events: {broken}");
+    }
+    for (path, event) in [
+        ("pending", Event::Pending),
+        ("queue", Event::Queued),
+        ("handed on", Event::HandedOn),
+    ] {
+        if event.of(&took) > 0 {
             reached(path);
         }
     }
@@ -110,13 +116,14 @@ fn three_roles() {
     assert_eq!(g.lock.value(), 0, "the word is not 0 after every unlock");
 }
 
-/// Thread 0 holds the lock until `queued` of threads 1 to `queued` + 1 are
-/// queued (the other waits pending), each taking the lock once.
-fn behind_pending(queued: usize) {
+/// Thread 0 holds the lock until `waiting` of threads 1 to `waiting` + 1
+/// are queued (the other waits pending), each taking the lock once.
+fn behind_pending(waiting: usize) {
     let g = Guarded::<QSpinLock>::new();
     g.lock(0, &());
-    let before = events::QUEUED.load(Relaxed);
-    let waiters: Vec<_> = (1..queued + 2)
+    let queued = || Event::Queued.of(&events::counts());
+    let before = queued();
+    let waiters: Vec<_> = (1..waiting + 2)
         .map(|t| {
             let g = Arc::clone(&g);
             thread::spawn(move || {
@@ -127,9 +134,9 @@ fn behind_pending(queued: usize) {
         })
         .collect();
     g.critical(0, || {
-        // The path counter is this execution's: loom runs all its threads
-        // on one OS thread.
-        while events::QUEUED.load(Relaxed) < before + queued {
+        // The counter is this execution's: loom runs all its threads on
+        // one OS thread.
+        while queued() < before + waiting as u64 {
             thread::yield_now();
         }
         note(0, "saw the waiters queued");
@@ -138,7 +145,7 @@ fn behind_pending(queued: usize) {
     for w in waiters {
         w.join().expect("a model thread panicked");
     }
-    assert_eq!(g.entries().len(), queued + 2, "acquisitions lost");
+    assert_eq!(g.entries().len(), waiting + 2, "acquisitions lost");
     assert_eq!(g.lock.value(), 0, "the word is not 0 after every unlock");
 }
 

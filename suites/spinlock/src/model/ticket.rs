@@ -9,7 +9,7 @@ pub const MODELS: &[Model] = &[
     Model {
         lock: Ticket::NAME,
         name: "2 threads x 2 acquisitions",
-        covers: "mutual exclusion; each critical section happens before the next (owner store Release, load Acquire)",
+        covers: "mutual exclusion; each critical section happens before the next (owner store Release, load Acquire); a wait sees at least the holder's ticket ahead",
         preemption_bound: 3,
         body: || drop(exclusion::<Ticket>(2, 2)),
         reaches: &[],

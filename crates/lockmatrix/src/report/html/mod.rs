@@ -115,6 +115,15 @@ mod tests {
         assert!(html.contains("vs ticket</title>") && html.contains(">-58.8%<"));
         // Seed 002: half vs all writers, +25%.
         assert!(html.contains(">+25.0%</span>"));
+        // Lock events and lasom, as the terminal's tables show them.
+        assert!(
+            html.contains("<th>ticket waiters ahead</th><th>mcs queued</th></tr><tr><td>1</td>")
+        );
+        assert!(html.contains("<td>2</td><td>0.500</td><td>0.500</td><td>0.250</td>"));
+        assert!(html.contains("<td>x86_64</td><td>mcs</td><td>0.020</td><td>queued 0.750</td>"));
+        assert!(html.contains("<th>writer sleeps</th><th>writer lasom</th>"));
+        assert!(html
+            .contains("<td>all writers</td><td>1us sleep</td><td>-</td><td>-</td><td>0.125</td>"));
     }
 
     #[test]

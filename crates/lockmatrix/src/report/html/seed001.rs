@@ -1,10 +1,12 @@
 //! Seed 001: ns in lock()+unlock() per acquisition against the thread
 //! count, one line per lock, one panel per target (each with its own log
-//! axis: a QEMU target's times are the emulator's, in another range).
+//! axis: a QEMU target's times are the emulator's, in another range); then
+//! per target the locks' events per acquisition and their lasom, by
+//! thread count, as the terminal's tables.
 
-use super::layout::{caption, grid, Locks};
-use super::svg::{num, Scale, Svg};
-use crate::report::seeds::seed001;
+use super::layout::{caption, grid, table, Locks};
+use super::svg::{esc, num, Scale, Svg};
+use crate::report::seeds::{events, seed001};
 use crate::results::Run;
 
 /// Width of a small-multiple panel: four fit across a 1400px window.
@@ -110,8 +112,70 @@ pub fn section(run: &Run) -> Option<String> {
     Some(format!(
         "<p>Median ns in lock()+unlock() per acquisition over the rounds, by thread count; each \
          panel has its own log axis. Hover a point for its value; the terminal's \
-         <code>cargo xtask report --tables</code> prints the same numbers.{note}</p>{}{}",
+         <code>cargo xtask report --tables</code> prints the same numbers.{note}</p>{}{}{}",
         locks.legend(),
-        grid(panels)
+        grid(panels),
+        events_and_lasom(&tables)
     ))
+}
+
+/// Per target: what the acquisitions did (each lock's events per
+/// acquisition: qspinlock's pending and queued paths, the ticket lock's
+/// waits, ...) and lasom, rows by thread count.
+fn events_and_lasom(tables: &[seed001::Scaling]) -> String {
+    let mut out = String::new();
+    let rows = |heads: Vec<String>, t: &seed001::Scaling, values: &[Vec<Option<f64>>]| {
+        let mut rows = vec![std::iter::once("threads".to_string())
+            .chain(heads)
+            .collect::<Vec<_>>()];
+        for (n, v) in t.threads.iter().zip(values) {
+            let mut row = vec![n.to_string()];
+            row.extend(v.iter().map(|x| events::fmt(*x)));
+            rows.push(row);
+        }
+        format!(
+            r#"<div class="scroll">{}</div>"#,
+            table("data compact", &rows)
+        )
+    };
+    for t in tables.iter().filter(|t| !t.events.is_empty()) {
+        let heads = t
+            .events
+            .iter()
+            .map(|(l, m)| format!("{} {}", esc(l), esc(&events::label(m))))
+            .collect();
+        out.push_str(&format!(
+            "<h4>{}</h4>{}",
+            caption(&t.target, &t.runner),
+            rows(heads, t, &t.events_at)
+        ));
+    }
+    if !out.is_empty() {
+        out = format!(
+            "<h3>Lock events per acquisition</h3><p>Median over the rounds of each event a lock \
+             counts on its slow paths, per acquisition: tas and ttas failed swaps, the ticket \
+             lock's waits and the tickets ahead when it waited, mcs's queued acquisitions and \
+             unlocks that waited for a successor, qspinlock's pending and queued acquisitions \
+             and queue heads that handed on. One thread counts none.</p>{out}"
+        );
+    }
+    let mut lasom = String::new();
+    for t in tables
+        .iter()
+        .filter(|t| t.lasom.iter().flatten().any(Option::is_some))
+    {
+        let heads = t.locks.iter().map(|l| esc(l)).collect();
+        lasom.push_str(&format!(
+            "<h4>{}</h4>{}",
+            caption(&t.target, &t.runner),
+            rows(heads, t, &t.lasom)
+        ));
+    }
+    if !lasom.is_empty() {
+        out.push_str(&format!(
+            "<h3>lasom</h3><p>lockhammer's lasom: the per-thread acquisitions' standard \
+             deviation over their mean (0: every thread got the same share).</p>{lasom}"
+        ));
+    }
+    out
 }

@@ -1,9 +1,12 @@
 //! Seed 002: reader and writer locking ops per thread, min to max with the
 //! average marked, per critical-section load and lock, one panel per
-//! target and side; then the all-writers vs half-writers change.
+//! target and side; then the all-writers vs half-writers change, and the
+//! slow paths and lock events per acquisition of each lock, as the
+//! terminal's tables.
 
 use super::layout::{caption, grid, table, Locks};
 use super::svg::{esc, Scale, Svg};
+use crate::report::seeds::events as seed_events;
 use crate::report::seeds::seed002::{self, Table};
 use crate::results::Run;
 
@@ -68,7 +71,51 @@ pub fn section(run: &Run) -> Option<String> {
         rows.push(row);
     }
     out.push_str(&table("data compact", &rows));
+    out.push_str(&events(&tables));
     Some(out)
+}
+
+/// Per target and lock: slow-path entries, steals, sleeps and hand-offs
+/// per acquisition of their side, and each side's lasom, rows by mix and
+/// load.
+fn events(tables: &[Table]) -> String {
+    let mut out = String::new();
+    for t in tables.iter().filter(|t| !t.events.is_empty()) {
+        let mut rows = vec![["mix", "CS load"]
+            .map(String::from)
+            .into_iter()
+            .chain(t.events.iter().map(|m| esc(&seed_events::label(m))))
+            .collect::<Vec<_>>()];
+        for (mix, all) in [("half", false), ("all writers", true)] {
+            for l in &t.loads {
+                let values = if all { &l.events_all } else { &l.events_half };
+                if values.iter().any(Option::is_some) {
+                    let row = [mix.to_string(), esc(&l.load)];
+                    rows.push(
+                        row.into_iter()
+                            .chain(values.iter().map(|v| seed_events::fmt(*v)))
+                            .collect(),
+                    );
+                }
+            }
+        }
+        out.push_str(&format!(
+            "<h4>{} / {}</h4><div class=\"scroll\">{}</div>",
+            esc(&t.target),
+            esc(&t.lock),
+            table("data compact", &rows)
+        ));
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!(
+        "<h3>Slow paths and lock events per acquisition</h3><p>Median over the rounds, per \
+         locking operation of the event's side: slow-path entries (every lock that counts \
+         them), and the Linux-style rwsem's reader steals, sleeps (futex waits) and hand-offs, \
+         as Linux's lock event counts name them; lasom is the side's per-thread ops' standard \
+         deviation over their mean.</p>{out}"
+    )
 }
 
 fn panel(

@@ -1,8 +1,10 @@
 //! Seed 003: S1 and S2 total time per lock, mean ± standard deviation over
-//! the runs, with the % improvement against the ticket lock beside each bar.
+//! the runs, with the % improvement against the ticket lock beside each bar;
+//! then each lock's lasom and lock events per acquisition, as the
+//! terminal's table.
 
-use super::layout::{caption, grid, Locks};
-use super::svg::{Scale, Svg};
+use super::layout::{caption, grid, table, Locks};
+use super::svg::{esc, Scale, Svg};
 use crate::report::seeds::seed003::{self, REFERENCE, SCENARIOS};
 use crate::results::Run;
 
@@ -75,6 +77,31 @@ pub fn section(run: &Run) -> Option<String> {
         }
         if !panels.is_empty() {
             out.push_str(&format!("<h3>{title}</h3>{}", grid(panels)));
+        }
+        let mut rows = vec![["target", "lock", "lasom", "lock events per acquisition"]
+            .map(String::from)
+            .to_vec()];
+        for t in tables.iter().filter(|t| t.bench == bench) {
+            for r in t
+                .rows
+                .iter()
+                .filter(|r| r.lasom.is_some() || !r.events.is_empty())
+            {
+                rows.push(vec![
+                    esc(&t.target),
+                    esc(&r.lock),
+                    crate::report::seeds::events::fmt(r.lasom),
+                    esc(&seed003::events_text(&r.events)),
+                ]);
+            }
+        }
+        if rows.len() > 1 {
+            out.push_str(&format!(
+                "<p>Fairness and lock events of the same runs: lasom of the per-thread \
+                 acquisitions while every thread ran, and each event the lock counts, per \
+                 acquisition (medians over the runs).</p><div class=\"scroll\">{}</div>",
+                table("data compact", &rows)
+            ));
         }
     }
     Some(out)

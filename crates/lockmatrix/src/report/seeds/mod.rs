@@ -2,6 +2,7 @@
 //! know from the mailing-list threads of `docs/seeds.md`, one block per target.
 
 mod cells;
+pub mod events;
 pub mod seed000;
 pub mod seed001;
 pub mod seed002;
@@ -78,4 +79,39 @@ pub fn render(run: &Run) -> String {
     out.push_str(&seed003::render(run));
     out.push_str(&seed002::render(run));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::tests::sample_run;
+
+    #[test]
+    fn the_tables_show_lock_events_and_lasom() {
+        let text = super::render(&sample_run());
+        std::fs::write(
+            std::env::temp_dir().join("lockmatrix-seeds-test.txt"),
+            &text,
+        )
+        .unwrap();
+        // Seed 001: the events of every lock that counts them, by thread
+        // count, none on one thread; then lasom.
+        assert!(text.contains("Seed 001: lock events per acquisition, x86_64 (native)"));
+        assert!(text.contains("threads  ticket waits  ticket waiters ahead  mcs queued"));
+        assert!(text.contains("1:       0             0                     0"));
+        assert!(text.contains("2:       0.500         0.500                 0.250"));
+        assert!(text.contains("Seed 001: lasom (per-thread acquisitions' stddev / mean), x86_64"));
+        assert!(text.contains("2:       0.100   0.100"));
+        // Seed 003: lasom and each lock's events beside its time.
+        assert!(text.contains("0.020  queued 0.750"), "{text}");
+        // Seed 002: the all-writers slow paths and the events table.
+        assert!(text.contains("CS Load    Reader Slowpath  Writer Slowpath  All Writers Slowpath"));
+        assert!(text.contains("Lock events per acquisition, lasom"));
+        assert!(text.contains(
+            "Mix          CS Load    reader sleeps  reader lasom  writer sleeps  writer lasom"
+        ));
+        assert!(text
+            .contains("half         1          0.125          0.500         0.125          0.500"));
+        assert!(text
+            .contains("all writers  1us sleep  -              -             0.125          0.500"));
+    }
 }

@@ -1,8 +1,12 @@
 //! Seed 002 (Longman, rwsem on arm64): per-thread locking ops min/avg/max
-//! for readers and writers at each critical-section load, slowpath counts,
-//! and all-writers vs half-writers.
+//! for readers and writers at each critical-section load, slowpath counts
+//! (with all writers too, which Longman found "exceedingly small" on
+//! arm64), and all-writers vs half-writers; then each mix's lock events
+//! per acquisition (slow paths, steals, sleeps, hand-offs) and each side's
+//! lasom.
 
 use super::cells::{cell, fmt};
+use super::events;
 use crate::report::table::render as columns;
 use crate::results::{Run, SuiteRun};
 use serde_json::Value;
@@ -17,6 +21,12 @@ pub struct Load {
     pub writer: [Option<f64>; 3],
     pub reader_slowpath: Option<f64>,
     pub writer_slowpath: Option<f64>,
+    /// `writer_slowpath` with every thread a writer.
+    pub all_writers_slowpath: Option<f64>,
+    /// The median of each of the table's [`Table::events`] per
+    /// acquisition, half readers and half writers, then all writers.
+    pub events_half: Vec<Option<f64>>,
+    pub events_all: Vec<Option<f64>>,
     /// `writer_ops_avg` with every thread a writer.
     pub all_writers: Option<f64>,
     /// `writer_ops_avg` with half the threads writers.
@@ -39,6 +49,9 @@ pub struct Table {
     pub runner: String,
     pub lock: String,
     pub loads: Vec<Load>,
+    /// The lock's events and lasoms, as metrics, in the order the suite
+    /// printed them.
+    pub events: Vec<String>,
 }
 
 fn locks(s: &SuiteRun) -> Vec<String> {
@@ -80,6 +93,13 @@ pub fn tables(run: &Run) -> Vec<Table> {
             let mmm = |load: &str, side: &str| {
                 ["min", "avg", "max"].map(|k| get("half", load, &format!("{side}_ops_{k}")))
             };
+            let events: Vec<String> =
+                events::columns(s, "rw_mix", |x| events::is_event(x) || events::is_lasom(x))
+                    .into_iter()
+                    .filter(|(l, _)| *l == lock)
+                    .map(|(_, m)| m)
+                    .collect();
+            let each = |mix: &str, load: &str| events.iter().map(|m| get(mix, load, m)).collect();
             let loads = LOADS
                 .iter()
                 .map(|load| Load {
@@ -88,6 +108,9 @@ pub fn tables(run: &Run) -> Vec<Table> {
                     writer: mmm(load, "writer"),
                     reader_slowpath: get("half", load, "reader_slowpath"),
                     writer_slowpath: get("half", load, "writer_slowpath"),
+                    all_writers_slowpath: get("all_writers", load, "writer_slowpath"),
+                    events_half: each("half", load),
+                    events_all: each("all_writers", load),
                     all_writers: get("all_writers", load, "writer_ops_avg"),
                     half_writers: get("half", load, "writer_ops_avg"),
                 })
@@ -97,6 +120,7 @@ pub fn tables(run: &Run) -> Vec<Table> {
                 runner: t.runner.to_string(),
                 lock,
                 loads,
+                events,
             });
         }
     }
@@ -113,9 +137,19 @@ pub fn render(run: &Run) -> String {
         ]
         .map(String::from)
         .to_vec()];
-        let mut slow = vec![["CS Load", "Reader Slowpath", "Writer Slowpath"]
+        let mut slow = vec![[
+            "CS Load",
+            "Reader Slowpath",
+            "Writer Slowpath",
+            "All Writers Slowpath",
+        ]
+        .map(String::from)
+        .to_vec()];
+        let mut ev = vec![["Mix", "CS Load"]
             .map(String::from)
-            .to_vec()];
+            .into_iter()
+            .chain(t.events.iter().map(|m| events::label(m)))
+            .collect::<Vec<_>>()];
         let mut mix = vec![[
             "CS Load",
             "All Writers Ops/Thread",
@@ -131,6 +165,7 @@ pub fn render(run: &Run) -> String {
                 l.load.clone(),
                 fmt(l.reader_slowpath, 0),
                 fmt(l.writer_slowpath, 0),
+                fmt(l.all_writers_slowpath, 0),
             ]);
             mix.push(vec![
                 l.load.clone(),
@@ -139,8 +174,32 @@ pub fn render(run: &Run) -> String {
                 l.change().map_or("-".into(), |c| format!("{c:+.1}")),
             ]);
         }
+        for (mix, pick) in [
+            (
+                "half",
+                (|l: &Load| &l.events_half) as fn(&Load) -> &Vec<Option<f64>>,
+            ),
+            ("all writers", |l: &Load| &l.events_all),
+        ] {
+            for l in &t.loads {
+                let values = pick(l);
+                if values.iter().any(Option::is_some) {
+                    let row = [mix.to_string(), l.load.clone()];
+                    ev.push(
+                        row.into_iter()
+                            .chain(values.iter().map(|v| events::fmt(*v)))
+                            .collect(),
+                    );
+                }
+            }
+        }
+        let events = if ev.len() > 1 {
+            format!("Lock events per acquisition, lasom\n{}\n", columns(&ev))
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "Seed 002: {}, {} ({})\n{}\n{}\n{}\n",
+            "Seed 002: {}, {} ({})\n{}\n{}\n{}\n{events}",
             t.lock,
             t.target,
             t.runner,

@@ -1,7 +1,11 @@
 //! Seed 003 (Raghavendra, paravirt spinlock stress): total time of a run of
 //! S1 (counter in the lock) and S2 (work outside, variable work inside),
-//! mean (std) over runs, and % improvement against the reference lock.
+//! mean (std) over runs, and % improvement against the reference lock;
+//! with each lock's fairness over the window every thread ran (lasom) and
+//! its lock events per acquisition.
 
+use super::cells::cell;
+use super::events;
 use crate::report::table::render as columns;
 use crate::results::{Run, SuiteRun};
 use serde_json::Value;
@@ -24,6 +28,11 @@ pub struct Stress {
     pub std_ms: f64,
     /// % less time than [`REFERENCE`] (positive: faster).
     pub gain: Option<f64>,
+    /// Median lasom of the per-thread acquisitions while every thread ran.
+    pub lasom: Option<f64>,
+    /// The lock's events: `(metric, median per acquisition)`, in the order
+    /// the suite printed them.
+    pub events: Vec<(String, Option<f64>)>,
 }
 
 /// One target's table of one scenario.
@@ -91,10 +100,12 @@ pub fn tables(run: &Run) -> Vec<Table> {
                 continue;
             }
             let reference = mean_std(s, bench, REFERENCE).map(|(m, _)| m);
+            let event_columns = events::columns(s, bench, events::is_event);
             let rows = locks
                 .into_iter()
                 .filter_map(|l| {
                     let (mean_ms, std_ms) = mean_std(s, bench, l)?;
+                    let case = [("lock", Value::from(l))];
                     Some(Stress {
                         lock: l.to_string(),
                         mean_ms,
@@ -102,6 +113,12 @@ pub fn tables(run: &Run) -> Vec<Table> {
                         gain: reference
                             .filter(|r| *r > 0.0)
                             .map(|r| (r - mean_ms) / r * 100.0),
+                        lasom: cell(s, bench, &case, "fairness_cv"),
+                        events: event_columns
+                            .iter()
+                            .filter(|(lock, _)| lock == l)
+                            .map(|(_, m)| (m.clone(), cell(s, bench, &case, m)))
+                            .collect(),
                     })
                 })
                 .collect();
@@ -120,15 +137,23 @@ pub fn tables(run: &Run) -> Vec<Table> {
 pub fn render(run: &Run) -> String {
     let mut out = String::new();
     for t in tables(run) {
-        let mut rows = vec![["lock", "total ms (std)", "% improvement w.r.t. ticket"]
-            .map(String::from)
-            .to_vec()];
+        let mut rows = vec![[
+            "lock",
+            "total ms (std)",
+            "% improvement w.r.t. ticket",
+            "lasom",
+            "lock events per acquisition",
+        ]
+        .map(String::from)
+        .to_vec()];
         for r in &t.rows {
             let gain = r.gain.map_or("-".into(), |g| format!("{g:+.2}"));
             rows.push(vec![
                 r.lock.clone(),
                 format!("{:.3} ({:.3})", r.mean_ms, r.std_ms),
                 gain,
+                events::fmt(r.lasom),
+                events_text(&r.events),
             ]);
         }
         out.push_str(&format!(
@@ -140,4 +165,16 @@ pub fn render(run: &Run) -> String {
         ));
     }
     out
+}
+
+/// A lock's events in one cell: `pending 0.412, queued 0.020`, or `-`.
+pub fn events_text(events: &[(String, Option<f64>)]) -> String {
+    if events.is_empty() {
+        return "-".into();
+    }
+    let each: Vec<String> = events
+        .iter()
+        .map(|(m, v)| format!("{} {}", events::label(m), events::fmt(*v)))
+        .collect();
+    each.join(", ")
 }
