@@ -47,6 +47,9 @@ pub enum Role {
     /// A timing cell on real hardware: can fail the gate on its
     /// statistics, spending its budget's share of the false-alarm rate.
     Timed(Budget),
+    /// Lock events per acquisition on real hardware: compared by a
+    /// robust rule (`gate::events`), zeros included.
+    Events,
     /// Shown with its ratio, never fails.
     Advisory(Advisory),
 }
@@ -73,6 +76,8 @@ pub enum Shown {
     /// A per-thread minimum or average of one thread: its time measures
     /// the same.
     OneThread,
+    /// A lock's events with one thread: none to count.
+    NoContention,
     /// The canary (`canary_*`): the machine's state, not a lock's cost;
     /// compared with the stored baseline's to tell a busier testbed from
     /// a slower lock.
@@ -92,6 +97,9 @@ impl Advisory {
             Advisory::Shown(Shown::OneThread) => {
                 "per-thread operations of one thread: shown (its time gates it)"
             }
+            Advisory::Shown(Shown::NoContention) => {
+                "lock events of one thread: nothing contends, nothing to count"
+            }
             Advisory::Shown(Shown::Canary) => {
                 "the canary: the machine's state, beside the cells (a busier testbed, not a slower lock)"
             }
@@ -106,6 +114,10 @@ pub fn role(kind: Kind, runner: RunnerKind, metric: &str, contention: Contention
         Role::Exact
     } else if times_are_advisory(runner) {
         Role::Advisory(Advisory::EmulatorTime)
+    } else if kind == Kind::Events && contention == Contention::Alone {
+        Role::Advisory(Advisory::Shown(Shown::NoContention))
+    } else if kind == Kind::Events {
+        Role::Events
     } else if let Some(why) = shown(metric, contention) {
         Role::Advisory(Advisory::Shown(why))
     } else {
@@ -196,6 +208,15 @@ mod tests {
         assert_eq!(
             role(Kind::Quantity, Qemu, "writer_ops_avg", two),
             Role::Advisory(Advisory::EmulatorTime)
+        );
+        // Lock events: by their rule where threads contend, shown alone.
+        assert_eq!(
+            role(Kind::Events, Native, "pending_per_acquire", two),
+            Role::Events
+        );
+        assert_eq!(
+            role(Kind::Events, Native, "pending_per_acquire", one),
+            Role::Advisory(Advisory::Shown(Shown::NoContention))
         );
     }
 }

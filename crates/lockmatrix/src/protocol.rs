@@ -77,12 +77,14 @@ pub const INSNS_PER_OP: &str = "insns_per_op";
 /// |---|---|---|---|
 /// | `Time` | `ns`, `<timer>_ticks` | positive (`null` when the suite could not tell it from zero) | statistically, on a log scale |
 /// | `Instructions` | `insns` | not negative | exactly |
+/// | `Events` | `*_per_acquire` (a lock's slow-path events per acquisition) | not negative | by a robust rule, zeros included (`gate::events`) |
 /// | `Quantity` | anything else (`ops`, `count`, `ratio`) | not negative | statistically, on a log scale |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Time,
     Instructions,
+    Events,
     Quantity,
 }
 
@@ -103,6 +105,8 @@ impl Kind {
             Kind::Time
         } else if unit == "insns" {
             Kind::Instructions
+        } else if unit.ends_with("_per_acquire") {
+            Kind::Events
         } else {
             Kind::Quantity
         }
@@ -390,6 +394,7 @@ mod tests {
         for unit in ["ops", "count", "ratio"] {
             assert_eq!(Kind::of(unit), Kind::Quantity, "{unit}");
         }
+        assert_eq!(Kind::of("events_per_acquire"), Kind::Events);
         assert!(Kind::Instructions.exact());
         assert!(!Kind::Time.exact() && !Kind::Quantity.exact());
     }

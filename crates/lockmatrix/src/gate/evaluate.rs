@@ -142,6 +142,7 @@ pub fn evaluate(
                 acks: reference.acknowledgements(run),
                 opts,
                 planned,
+                canary: None,
                 affordable: crate::policy::affordable_pairs(
                     run.profile == crate::results::Profile::Full,
                 ),

@@ -71,6 +71,7 @@ pub(super) fn target_status(t: &TargetResult, report: &mut GateReport) {
 
 /// Where one suite run is judged: its target, the testbed it ran on,
 /// the trailers that acknowledge ordering changes, the gate's options.
+#[derive(Clone, Copy)]
 pub(super) struct SuiteCtx<'a> {
     pub t: &'a TargetResult,
     pub s: &'a SuiteRun,
@@ -84,6 +85,10 @@ pub(super) struct SuiteCtx<'a> {
     /// keeps from resolving even with those is too noisy, one short only
     /// of this run's pairs is not gated.
     pub affordable: usize,
+    /// Against stored baselines: how the run's canary moved from the
+    /// baseline's, if it moved beyond its spread (then its timings and
+    /// events are not compared).
+    pub canary: Option<&'a str>,
 }
 
 /// What judging one suite run adds to the report: its cells with their
@@ -115,6 +120,14 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
     let mut out = Judged::default();
     checks_and_status(t, s, &mut out);
     let run_cells = cells::collect(&s.samples);
+    let canary = match reference.paired {
+        true => None,
+        false => super::canary::moved(&run_cells, &reference),
+    };
+    let ctx = &SuiteCtx {
+        canary: canary.as_deref(),
+        ..*ctx
+    };
     let differs = Differs::of(ctx, &reference);
     let ordering = ordering_of(ctx, &reference, &differs.count, &mut out);
     let (_, counts) = crate::family::timed(run_cells.clone(), t.runner);
@@ -171,9 +184,7 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
         out.cells.push(r);
     }
     out.recounted = recounted(ctx, &reference, &out);
-    if !reference.paired {
-        out.canary = super::canary::moved(&run_cells, &reference);
-    }
+    out.canary = canary.clone();
     if let Some(note) = missing_cells(t, s, &reference, &run_cells) {
         out.notes.push(note);
     }
@@ -391,6 +402,13 @@ pub(super) fn judge(
     let role = policy::role(cell.kind(), t.runner, &cell.key.metric, cell.contention);
     if role == Role::Exact {
         judge_insns(r, cell, rc, differs, t.insns_tolerance);
+        return None;
+    }
+    if role == Role::Events {
+        if let Some(shift) = ctx.canary {
+            differs.push(super::canary::note(shift));
+        }
+        super::events::judge(r, cell, &rc.samples, differs);
         return None;
     }
     let (Some(base), Some(head)) = compared_values(r, (cell, rc), paired) else {

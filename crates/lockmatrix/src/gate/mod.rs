@@ -23,6 +23,7 @@ mod canary;
 pub mod contention;
 pub mod contention_file;
 pub mod evaluate;
+mod events;
 mod judge;
 pub mod load;
 pub mod miri;

@@ -317,6 +317,20 @@ impl GateReport {
             "{} ordering footprints compared",
             self.footprints_compared
         ));
+        let events = self
+            .cells
+            .iter()
+            .filter(|c| c.kind() == crate::protocol::Kind::Events)
+            .filter(|c| {
+                matches!(
+                    c.verdict,
+                    Verdict::Unchanged | Verdict::Regression | Verdict::Improvement
+                )
+            })
+            .count();
+        if events > 0 {
+            parts.push(format!("{events} lock-event rates compared"));
+        }
         parts
     }
 
