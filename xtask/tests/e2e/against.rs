@@ -176,24 +176,30 @@ fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let report = read_json(&json);
     assert!(regressions(&report).is_empty());
-    // Every family cell ended with one of the three verdicts, at a look.
+    // Every timing cell ended with one of the three verdicts at a look,
+    // or too noisy for 2x here once its pilot's pairs were in.
     for c in report["cells"].as_array().unwrap() {
         if c["family"] == true {
             let v = c["verdict"].as_str().unwrap();
             assert!(
-                ["cleared", "improvement", "inconclusive"].contains(&v),
+                ["cleared", "improvement", "inconclusive", "too_noisy"].contains(&v),
                 "{c}"
             );
-            assert!(c["look"]["pairs"].as_u64().unwrap() >= 10, "{c}");
+            match v {
+                "too_noisy" => assert_eq!(c["strictness"]["measured"], 10, "{c}"),
+                _ => assert!(c["look"]["pairs"].as_u64().unwrap() >= 10, "{c}"),
+            }
         }
     }
-    // Each lock's pairs stop at the look that decided its cell, whatever
-    // the other locks still need: on both sides, a decided cell's timing
-    // rounds are exactly its look's pairs.
+    // Each lock's pairs stop at the look that settled its last cell,
+    // whatever the other locks still need: on both sides, a decided
+    // cell's timing rounds run from 0 to a look at or past its own.
     for (file, side) in [("run.json", "head"), ("base/run.json", "base")] {
         let samples = read_json(&run.join(file))["targets"][0]["suites"][0]["samples"].clone();
         for c in report["cells"].as_array().unwrap() {
-            if c["family"] != true || c["verdict"] == "inconclusive" {
+            if c["family"] != true
+                || ["inconclusive", "too_noisy"].contains(&c["verdict"].as_str().unwrap())
+            {
                 continue;
             }
             let rounds: std::collections::BTreeSet<u64> = samples
@@ -204,7 +210,9 @@ fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
                 .map(|x| x["round"].as_u64().unwrap())
                 .collect();
             let pairs = c["look"]["pairs"].as_u64().unwrap();
-            assert_eq!(rounds, (0..pairs).collect(), "{side}: {c}");
+            let ran = rounds.len() as u64;
+            assert_eq!(rounds, (0..ran).collect(), "{side}: {c}");
+            assert!(ran >= pairs && ran % 10 == 0, "{side}: {ran} rounds: {c}");
         }
     }
     std::fs::remove_dir_all(&work).unwrap();
