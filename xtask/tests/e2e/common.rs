@@ -155,3 +155,29 @@ pub fn assert_gate_agrees(
     );
     out
 }
+
+/// CPU hogs: `n` shell loops that spin until dropped, a busier machine
+/// than the one a baseline was recorded on.
+pub struct Hog(Vec<std::process::Child>);
+
+impl Hog {
+    pub fn start(n: usize) -> Hog {
+        Hog((0..n)
+            .map(|_| {
+                Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .spawn()
+                    .expect("sh runs")
+            })
+            .collect())
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

@@ -17,6 +17,7 @@ mod alpha;
 mod bad_input;
 mod ci;
 mod container;
+mod contended;
 mod contention;
 mod gate;
 mod hostile_config;

@@ -210,3 +210,99 @@ fn stored_baselines_gate_a_native_family_at_the_defaults_look_by_look() {
     );
     std::fs::remove_dir_all(&work).unwrap();
 }
+
+/// A stored comparison is unpaired: a busier machine moves every cell.
+/// Recorded on a quiet machine, checked under two CPU hogs, the run never
+/// fails: its canary moved, and its timings are not compared (NOT GATED,
+/// the shift named). Under the same hogs, a real slowdown still fails
+/// through `--against`, whose pairs share the machine's state.
+#[test]
+fn a_busier_testbed_is_never_a_slower_lock_and_against_still_fails_a_real_one() {
+    let _cpus = exclusive_cpus();
+    let work = scratch_dir("stored-canary");
+    let (repo, results) = (work.join("repo"), work.join("results"));
+    let base = scratch_repo(&repo);
+    record(&repo, &results);
+    let recorded = read_json(&repo.join("baselines/x86_64/spinlock.json"));
+    assert!(
+        recorded.to_string().contains("canary_ticks_per_op"),
+        "the baseline records the canary"
+    );
+
+    let hog = Hog::start(2);
+    let json = work.join("busy.json");
+    let out = on_testbed(
+        &repo,
+        &[
+            "matrix",
+            "--no-install",
+            "--targets",
+            "x86_64",
+            "--suites",
+            "spinlock",
+            "--results",
+            s(&results),
+            "--json",
+            s(&json),
+        ],
+    );
+    let shown = text(&out);
+    let report = read_json(&json);
+    assert_ne!(out.status.code(), Some(1), "{shown}");
+    assert_ne!(report["result"], "fail", "{shown}");
+    let differs = report["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["note"].as_str().is_some_and(|n| {
+                n.contains("the testbed's state differs from the baseline's (canary")
+            })
+        })
+        .count();
+    assert!(differs > 0, "the canary's move is named: {shown}");
+
+    // The same hogs, a real slowdown, paired with its base: FAIL.
+    let fast_path = "        let ticket = self.next.fetch_add(1, Relaxed);";
+    commit_edit(
+        &repo,
+        "suites/spinlock/src/locks/ticket.rs",
+        fast_path,
+        &format!("        for i in 0..3000u32 {{\n            std::hint::black_box(i);\n        }}\n{fast_path}"),
+        "ticket: spin before taking a ticket",
+    );
+    let json = work.join("against.json");
+    let out = on_testbed(
+        &repo,
+        &[
+            "matrix",
+            "--no-install",
+            "--against",
+            &base,
+            "--targets",
+            "x86_64",
+            "--suites",
+            "spinlock",
+            "--no-insns",
+            "--results",
+            s(&results),
+            "--json",
+            s(&json),
+        ],
+    );
+    drop(hog);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    let report = read_json(&json);
+    assert!(
+        report["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["verdict"] == "regression"
+                && c["case"]["lock"] == "ticket"
+                && c["case"]["threads"] == 1),
+        "{shown}"
+    );
+    std::fs::remove_dir_all(&work).unwrap();
+}
