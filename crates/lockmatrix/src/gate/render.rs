@@ -41,6 +41,49 @@ impl GateReport {
         )
     }
 
+    /// Per target and suite, its timing cells by kind and threshold:
+    /// `x86_64/spinlock: 1-thread 5%: 3, 10%: 2; contended 25%: 4, 2x: 9,
+    /// too noisy: 12`.
+    pub fn strictness_lines(&self) -> Vec<String> {
+        use crate::strictness::{pct, Budget};
+        let mut by: BTreeMap<String, BTreeMap<(Budget, u64, bool), usize>> = BTreeMap::new();
+        for c in &self.cells {
+            let Some(st) = &c.strictness else { continue };
+            let key = (
+                st.budget,
+                (st.threshold * 1000.0).round() as u64,
+                st.too_noisy(),
+            );
+            *by.entry(format!("{}/{}", c.target, c.suite))
+                .or_default()
+                .entry(key)
+                .or_default() += 1;
+        }
+        by.into_iter()
+            .map(|(place, counts)| {
+                let mut parts = Vec::new();
+                for budget in Budget::ALL {
+                    let rungs: Vec<String> = counts
+                        .iter()
+                        .filter(|((b, _, _), _)| *b == budget)
+                        .map(|((_, t, noisy), n)| match noisy {
+                            true => format!("too noisy: {n}"),
+                            false => format!("{}: {n}", pct(*t as f64 / 1000.0)),
+                        })
+                        .collect();
+                    if !rungs.is_empty() {
+                        let kind = match budget {
+                            Budget::Quiet => "1-thread",
+                            Budget::Contended => "contended",
+                        };
+                        parts.push(format!("{kind} {}", rungs.join(", ")));
+                    }
+                }
+                format!("{place}: {}", parts.join("; "))
+            })
+            .collect()
+    }
+
     /// Family cells with `verdict`.
     fn family_with(&self, verdict: Verdict) -> usize {
         self.with(verdict).filter(|c| c.family).count()
@@ -336,6 +379,13 @@ impl GateReport {
         for (title, why, lines) in self.grouped_sections() {
             listed(&mut out, &title, &why, &lines);
         }
+        listed(
+            &mut out,
+            "Strictness",
+            "what each suite's timing cells were asked to catch here, from their measured \
+             noise (each cell's own, with its spread: --json's `strictness`)",
+            &self.strictness_lines(),
+        );
         if !self.notes.is_empty() {
             out.push_str("NOTES\n");
             for n in &self.notes {

@@ -917,6 +917,12 @@ fn gate_paired_a_12_percent_slower_family_cell_fails_and_drift_cancels() {
         .collect();
     assert_eq!(regressions, ["op=op004"], "{}", report.terminal());
     assert!(report.timing.gated, "{}", report.timing.line());
+    // How strict each suite's cells were, by kind and threshold: eight
+    // quiet cells of 1% noise, all at the finest rung.
+    assert_eq!(report.strictness_lines(), ["x86_64/atomic: 1-thread 5%: 8"]);
+    assert!(report
+        .terminal()
+        .contains("STRICTNESS: what each suite's timing cells"));
     let aa = paired(&base, &base);
     assert!(!aa.failed(), "{}", aa.terminal());
 }

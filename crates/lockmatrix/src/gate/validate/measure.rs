@@ -9,7 +9,7 @@ use crate::results::Run;
 use serde::Serialize;
 
 /// The injected slowdowns whose detection rate is the power.
-pub const SLOWDOWNS: [f64; 3] = [0.05, 0.10, 0.20];
+pub const SLOWDOWNS: [f64; 5] = [0.05, 0.10, 0.25, 0.50, 1.00];
 /// The goal: a family-wise false-alarm rate of at most 5% ...
 pub const GOAL_MAX_RATE: f64 = 0.05;
 /// ... measured over at least 100 A/A evaluations ...

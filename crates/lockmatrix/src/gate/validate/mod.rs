@@ -92,12 +92,14 @@ mod tests {
             (12, 12)
         );
         assert_eq!((v.base_rounds.min, v.head_rounds.max), (20, 20));
-        assert_eq!(v.cell_alpha, 0.05 / 12.0);
+        // The gate's own level: half of alpha for the 1-thread cells,
+        // over the suite's 12.
+        assert_eq!(v.cell_alpha, 0.05 * 0.5 / 12.0);
         let j = v.json();
         assert_eq!(j["evaluations"], 100);
         assert_eq!(j["rounds_per_side"], 20);
         assert_eq!(j["details"]["method"], "resample");
-        assert_eq!(j["power"].as_object().unwrap().len(), 3);
+        assert_eq!(j["power"].as_object().unwrap().len(), SLOWDOWNS.len());
         assert!(v.terminal().contains("false alarms in 100 evaluations"));
     }
 
@@ -139,8 +141,10 @@ mod tests {
         let [five, ten, twenty] = [&v.power[0], &v.power[1], &v.power[2]];
         assert_eq!(
             (five.slowdown, ten.slowdown, twenty.slowdown),
-            (0.05, 0.10, 0.20)
+            (0.05, 0.10, 0.25)
         );
+        // 50% and 2x, the contended cells' coarser thresholds, too.
+        assert_eq!((v.power[3].slowdown, v.power[4].slowdown), (0.5, 1.0));
         assert!(
             ten.rate >= 0.8 && twenty.rate >= ten.rate,
             "{}",

@@ -25,6 +25,9 @@ pub(super) struct Tally {
     pub(super) power: [[usize; 6]; SLOWDOWNS.len()],
     /// Per cell, per slowdown: (injections, detections).
     pub(super) per_cell: BTreeMap<String, [(usize, usize); SLOWDOWNS.len()]>,
+    /// The strictest per-cell level the gate gave (its own computation,
+    /// `strictness::level`, never a second one here).
+    pub(super) cell_alpha: Option<f64>,
 }
 
 impl Tally {
@@ -44,6 +47,8 @@ impl Tally {
                 .collect();
             return Err(ValidateError::GateProblems(problems));
         }
+        let level = report.timing.cell_alpha;
+        self.cell_alpha = Some(self.cell_alpha.map_or(level, |a| a.min(level)));
         let cells = gating(&report);
         if cells.is_empty() {
             return Err(ValidateError::NoGatingCell {
@@ -131,8 +136,7 @@ impl Tally {
         notes: Vec<String>,
     ) -> Validation {
         let n = self.evaluations;
-        let fam = self.cells.iter().copied().min().unwrap_or(1).max(1);
-        let cell_alpha = opts.gate.alpha / fam as f64;
+        let cell_alpha = self.cell_alpha.unwrap_or(opts.gate.alpha);
         let power = SLOWDOWNS
             .iter()
             .zip(self.power)
