@@ -236,18 +236,16 @@ fn contended_add_cells() {
 
 /// The Rust suite, built and run the same way, prints the same records
 /// for the cells both have, but for the suite's name (and the variants
-/// its env describes) and its timing family: its fence gates on timing,
-/// the C twin's does not (one fence in the family is enough).
+/// its env describes). Neither declares which of its cells gate: protocol
+/// 4 leaves that to the tool.
 #[test]
 fn the_rust_suite_prints_the_same_records() {
     let rust = run_counted("atomic").replace("\"suite\":\"atomic\"", "\"suite\":\"atomic-c\"");
-    for kind in ["cas", "add_return", "irq", "contended_add"] {
+    for kind in ["cas", "add_return", "irq", "contended_add", "fence"] {
         assert_eq!(records(&rust, kind), records(c_output(), kind), "{kind}");
     }
-    let fence = records(&rust, "fence");
-    assert_eq!(fence.matches("\"gating\":true").count(), 2, "{fence}");
-    assert_eq!(
-        fence.replace("\"gating\":true", "\"gating\":false"),
-        records(c_output(), "fence")
+    assert!(
+        !rust.contains("\"gating\""),
+        "no sample says whether it gates"
     );
 }
