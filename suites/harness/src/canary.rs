@@ -14,7 +14,8 @@
 use crate::json::obj;
 use crate::out::{Better, Metric, Out};
 use crate::{threads, timer};
-use std::sync::atomic::{AtomicU64, Ordering};
+// A word every target has: mips and powerpc (32-bit) have no 64-bit atomics.
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The bench of the canary's samples.
 pub const BENCH: &str = "canary";
@@ -23,7 +24,7 @@ pub const BENCH: &str = "canary";
 pub const METRIC: &str = "canary_ticks_per_op";
 
 const CHAIN: u64 = 2_000_000;
-const SHARED: u64 = 100_000;
+const SHARED: usize = 100_000;
 
 /// Emits the canary's two samples as round `round`.
 pub fn emit(out: &Out, round: usize) {
@@ -61,7 +62,7 @@ fn chain() -> f64 {
 
 /// Ticks per `fetch_add` of two threads on one line.
 fn shared() -> f64 {
-    let line = AtomicU64::new(0);
+    let line = AtomicUsize::new(0);
     let ticks = threads::run(2, |_| {
         let start = timer::now();
         for _ in 0..SHARED {
