@@ -87,7 +87,7 @@ fn baseline_update_then_gate_identical_slowed_and_corrupt() {
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("same.json")).unwrap()).unwrap();
     assert_eq!(report["counts"]["regression"], 0, "{report}");
-    // The family cell (fence) is cleared or, with few rounds, inconclusive.
+    // The fence cell is cleared or, with few rounds, inconclusive.
     let family: Vec<&Value> = report["cells"]
         .as_array()
         .unwrap()

@@ -1,7 +1,7 @@
 //! The gate's report sized for a person at a terminal: what `matrix`
 //! prints by default. Only the findings (failed checks, problems,
 //! regressions, unacknowledged ordering changes, violated models, races,
-//! inconclusive family cells), one line each; what could not be compared,
+//! inconclusive timing cells), one line each; what could not be compared,
 //! one line per cause naming only the fields that differ; then what the
 //! verdict rests on and the verdict. Every line fits [`WIDTH`]
 //! characters; the full report is `cargo xtask gate` (and the HTML page).
@@ -210,7 +210,7 @@ impl GateReport {
 }
 
 /// `aarch64/spinlock lock_unlock [lock=ticket threads=1] insns_per_op:
-/// 6 -> 7 (+16.7%)`, with the look for a family cell.
+/// 6 -> 7 (+16.7%)`, with the look for a timing cell.
 fn cell_change(c: &CellReport) -> String {
     let median = |v: Option<f64>| v.map_or("-".to_string(), short_number);
     let base = c.base.as_ref().and_then(|b| b.median);

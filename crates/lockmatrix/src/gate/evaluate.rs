@@ -15,12 +15,12 @@
 //! - A timing cell outside its suite's declared timing cells (the sample's
 //!   `gating` flag), and every QEMU timing (emulator time), is `advisory`:
 //!   shown with its ratio, never failing.
-//! - Against stored baselines, a family cell recorded on another testbed
+//! - Against stored baselines, a timing cell recorded on another testbed
 //!   (runner, CPU model, emulator or compiler version) is `incomparable`.
 //! - A cell with missing or non-positive values is `not_comparable`.
-//! - The remaining family cells gate, each with a threshold (the slowdown
+//! - The remaining timing cells gate, each with a threshold (the slowdown
 //!   it must catch) and a per-cell level (the target's alpha split over
-//!   its suites and their family cells), see [`crate::family`].
+//!   its suites and their timing cells), see [`crate::family`].
 //!   Against the base revision the pairs are replayed look by look and a
 //!   cell ends `regression` (slower than half its threshold, with
 //!   confidence), `cleared` (slower by less than its threshold, with

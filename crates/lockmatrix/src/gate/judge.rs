@@ -92,7 +92,7 @@ pub(super) struct SuiteCtx<'a> {
 }
 
 /// What judging one suite run adds to the report: its cells with their
-/// verdicts (family cells still waiting in `pending`, indexed into
+/// verdicts (timing cells still waiting in `pending`, indexed into
 /// `cells`), its problems and notes, and what it compared.
 #[derive(Default)]
 pub(super) struct Judged {
@@ -113,7 +113,7 @@ pub(super) struct Judged {
 }
 
 /// Judges one suite run against its reference: its checks and status,
-/// each cell (exact counts, advisory timings, family cells left for
+/// each cell (exact counts, advisory timings, timing cells left for
 /// [`decide`]), its ordering footprint, and the recount it used.
 pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
     let (t, s) = (ctx.t, ctx.s);
@@ -779,7 +779,7 @@ fn verdict_at(
     }
 }
 
-/// Why a family cell compared with stored baselines cannot gate: its
+/// Why a timing cell compared with stored baselines cannot gate: its
 /// baseline's rounds and the run's cannot reach the level; and what
 /// would (`more`: the rounds to record its baselines with, `None`: too
 /// noisy for any).
@@ -802,7 +802,7 @@ fn stored_unreachable(
 impl GateReport {
     /// Adds one suite run's judgement: its cells after the report's, its
     /// recount merged into the one of the same commit and compiler.
-    /// Returns its pending family cells, indexed into the report's cells.
+    /// Returns its pending timing cells, indexed into the report's cells.
     pub(super) fn absorb(&mut self, j: Judged) -> Vec<Pending> {
         let offset = self.cells.len();
         let pending = j

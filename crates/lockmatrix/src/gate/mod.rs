@@ -7,7 +7,7 @@
 //! or suite that broke, an unreadable baseline file, an instruction count
 //! above the reference, an unacknowledged ordering change, a violated model,
 //! a race Miri reported, and a timing cell on real hardware that ends a `regression`.
-//! Each family cell ends `cleared`, `regression` or `inconclusive`
+//! Each timing cell ends `cleared`, `regression` or `inconclusive`
 //! ([`crate::family`]). Everything else is shown and never fails: new cells,
 //! cells whose baseline was recorded on another testbed, QEMU timings
 //! (emulator time), metrics shown rather than gated, cells too noisy to

@@ -461,7 +461,7 @@ impl GateReport {
     /// under which thresholds, and the timing, models and Miri lines.
     fn markdown_head(&self) -> String {
         format!(
-            "## lockmatrix gate: **{}**\n\nrun `{}` against {}: thresholds {}, alpha {} per target over {} family cells, clearing alpha {}\n\n{}\n\n{}\n\n{}\n\n",
+            "## lockmatrix gate: **{}**\n\nrun `{}` against {}: thresholds {}, alpha {} per target over {} timing cells, clearing alpha {}\n\n{}\n\n{}\n\n{}\n\n",
             self.outcome().word(),
             md(&self.run_id),
             md(&self.reference),

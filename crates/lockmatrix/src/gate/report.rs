@@ -96,7 +96,7 @@ pub struct Effect {
     pub p: f64,
 }
 
-/// Where a family cell's decision was made.
+/// Where a timing cell's decision was made.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Look {
     /// The deciding look (1-based), or the last one reached, of `looks`.
@@ -146,7 +146,7 @@ pub struct CellReport {
     pub rounds_needed: Option<usize>,
     /// Why a cell is incomparable or not comparable.
     pub note: Option<String>,
-    /// A family cell that gated: it was decided (cleared, a regression),
+    /// A timing cell that gated: it was decided (cleared, a regression),
     /// or its last look could have found a regression. One whose rounds
     /// can never reach the level is not, and says what would.
     pub gated: bool,
@@ -216,11 +216,11 @@ pub struct TimingGate {
     pub cells: usize,
     /// The strictest per-cell level among them.
     pub cell_alpha: f64,
-    /// The fewest pairs (rounds per side) the plan gives a family cell.
+    /// The fewest pairs (rounds per side) the plan gives a timing cell.
     pub rounds: usize,
     /// The smallest p-value those rounds can give.
     pub min_p: f64,
-    /// Some family cell's last look can reach its level: some slowdown
+    /// Some timing cell's last look can reach its level: some slowdown
     /// could fail the gate.
     pub gated: bool,
     /// Family cells compared with stored baselines whose rounds can never
@@ -241,7 +241,7 @@ impl TimingGate {
                 .into()
         } else if self.gated {
             format!(
-                "timing gated on {} family cells, up to {} {unit} each: per-cell level down to {:.1e}, reachable (smallest p {:.1e})",
+                "timing gated on {} timing cells, up to {} {unit} each: per-cell level down to {:.1e}, reachable (smallest p {:.1e})",
                 self.cells, self.rounds, self.cell_alpha, self.min_p
             )
         } else {
@@ -310,7 +310,7 @@ pub struct GateReport {
     pub notes: Vec<Item>,
     /// Every cell of the run, in run order (target, suite, then cell key).
     pub cells: Vec<CellReport>,
-    /// How many timing cells gate (the family cells compared).
+    /// How many timing cells gate (the timing cells compared).
     pub family: usize,
     /// Whether any timing slowdown could have failed the gate.
     pub timing: TimingGate,

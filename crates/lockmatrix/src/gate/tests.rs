@@ -1302,7 +1302,7 @@ fn gate_a_verdict_that_compared_less_than_everything_is_not_gated() {
     assert_eq!(report.json()["result"], "not_gated");
     std::fs::remove_dir_all(dir).unwrap();
 
-    // Timing-family cells measured on another machine cannot gate.
+    // Timing cells measured on another machine cannot gate.
     let mut rng = Rng::new(31);
     let cells = noisy_cells(&mut rng, 3, 10, 0.01, |_| 1.0);
     let base = one_suite("x86_64", "native", "atomic", &cells);

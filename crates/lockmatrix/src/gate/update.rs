@@ -131,7 +131,7 @@ fn undecidable(t: &TargetResult, s: &SuiteRun) -> Undecidable {
         true => Undecidable::No,
         false => Undecidable::Noisy(format!(
             "{place}: recorded, but {} too noisy for the threshold to be decided against stored baselines (later verdicts inconclusive; gate with --against): {}",
-            if noisy.len() == 1 { "1 family cell is" } else { "some family cells are" },
+            if noisy.len() == 1 { "1 timing cell is" } else { "some timing cells are" },
             noisy.join(", ")
         )),
     }

@@ -31,7 +31,7 @@ pub struct Options {
     /// then runs its rounds look by look.
     pub stored: Option<PathBuf>,
     /// With `--against`: stop a suite's pairs at the first look where the
-    /// gate with these options has decided every family cell
+    /// gate with these options has decided every timing cell
     /// ([`crate::family`]). `None` records every round (the
     /// recordings `validate-gate` resamples).
     pub stop_when_decided: Option<crate::family::GateOptions>,

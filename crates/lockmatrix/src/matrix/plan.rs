@@ -49,7 +49,7 @@ pub fn rounds(profile: Profile, rounds: Option<u32>, paired: bool) -> u32 {
     })
 }
 
-/// The most rounds a real-hardware target's family cells get against
+/// The most rounds a real-hardware target's timing cells get against
 /// comparable stored baselines ([`crate::family::STORED_ROUNDS`]).
 pub fn stored_max(profile: Profile) -> usize {
     let (quick, full) = crate::family::STORED_ROUNDS;

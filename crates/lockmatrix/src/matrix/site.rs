@@ -254,7 +254,7 @@ impl Site<'_> {
     }
 
     /// Against stored baselines, after round `round` ran at a look: the
-    /// units the next rounds run, the family cells still undecided.
+    /// units the next rounds run, the timing cells still undecided.
     /// `None` between looks, or past them.
     fn stored_units(
         &self,

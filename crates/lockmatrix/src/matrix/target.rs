@@ -234,7 +234,7 @@ impl Runs<'_> {
     }
 
     /// Comparable stored baselines of a real-hardware target, when the
-    /// run gates against them: its rounds go on while a family cell is
+    /// run gates against them: its rounds go on while a timing cell is
     /// undecided, to the planned last look (recorded in `result`).
     fn stored(&self, t: &Target, result: &mut TargetResult) -> Option<crate::family::Stored> {
         let stored = match (&self.opts.stored, t.runner) {

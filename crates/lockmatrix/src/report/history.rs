@@ -4,7 +4,7 @@
 //! (everywhere) and each suite's timing cells on real hardware (QEMU
 //! timings never gate). Runs are ordered by start time, then commit; each
 //! run's own gate (against its `--against` base, or the baselines) says
-//! which changes it flagged: a regression, an inconclusive family cell, an
+//! which changes it flagged: a regression, an inconclusive timing cell, an
 //! improvement. The terminal gets a table (a sparkline and the last values
 //! of each cell); [`html`] draws one panel per cell.
 

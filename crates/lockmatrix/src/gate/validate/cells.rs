@@ -102,7 +102,7 @@ impl GatingCell {
     }
 }
 
-/// Gating cells: the family cells the gate decided.
+/// Gating cells: the timing cells the gate decided.
 pub(super) fn gating(report: &GateReport) -> Vec<&CellReport> {
     report.cells.iter().filter(|c| c.look.is_some()).collect()
 }

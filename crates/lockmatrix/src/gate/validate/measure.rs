@@ -218,7 +218,7 @@ pub struct Detection {
     pub other_regressions: usize,
 }
 
-/// One cell's power: a slowdown is injected into one family cell per
+/// One cell's power: a slowdown is injected into one timing cell per
 /// evaluation, drawn at random, so each cell gets about
 /// `evaluations / cells` injections at each slowdown.
 #[derive(Debug, Clone, PartialEq, Serialize)]

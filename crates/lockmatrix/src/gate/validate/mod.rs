@@ -12,7 +12,7 @@
 //!   random (the same rounds for every cell of a suite, so a noisy moment
 //!   stays one pair), pooled over the recordings, and gates them (A/A).
 //!   Power: the same draw with every head value of one randomly chosen
-//!   family cell made slower by each of [`SLOWDOWNS`]; detected when that
+//!   timing cell made slower by each of [`SLOWDOWNS`]; detected when that
 //!   cell's verdict is `regression`.
 //! - [`end_to_end`]: every recording gated as it was made, all its pairs
 //!   (A/A across separate invocations of the matrix), and the injections

@@ -129,7 +129,7 @@ pub fn section(run: &Run, gate: Option<&GateReport>) -> String {
     out
 }
 
-/// One panel per target with family cells: a row per cell, the ratio's
+/// One panel per target with timing cells: a row per cell, the ratio's
 /// point and interval on a log axis, the 1 and 1 + delta lines.
 fn forest(g: &GateReport) -> String {
     let family: Vec<&CellReport> = g
@@ -210,7 +210,7 @@ fn forest_panel(target: &str, cells: &[&CellReport], delta: f64) -> String {
         (false, false) => x.to,
     };
     for (i, (c, label)) in cells.iter().zip(&labels).enumerate() {
-        let e = c.effect.expect("family cells have an effect");
+        let e = c.effect.expect("timing cells have an effect");
         let yc = top + row * i as f64 + row / 2.0;
         let colour = verdict_colour(c.verdict);
         let title = format!(

@@ -146,7 +146,7 @@ mod tests {
         // The ticket lock's count: 21 -> 22 on both targets, highlighted.
         assert_eq!(html.matches("<span class=\"more\" title=").count(), 2);
         assert!(html.contains(">21 → 22</span>"));
-        // The forest plot: x86_64's family cells (native), not aarch64's (QEMU).
+        // The forest plot: x86_64's timing cells (native), not aarch64's (QEMU).
         assert!(html.contains("forest plot x86_64"));
         assert!(!html.contains("forest plot aarch64"));
         assert!(
