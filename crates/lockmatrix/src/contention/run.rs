@@ -4,7 +4,8 @@
 //! One cargo invocation builds every suite asked for, with
 //! `--cfg lockmatrix_sim`, in the release profile with unwinding (a vCPU
 //! that panics must fail its run, not the process), into the cache's own
-//! `contention-target`, one process at a time. A suite's key hashes the
+//! `contention-target`, one process at a time; then each covered lock
+//! runs in a process of its own, as many at once as the host has cores. A suite's key hashes the
 //! workspace manifest and lock file, the `ccsim` crate, the harness, the
 //! suite's whole directory and the compiler: the numbers are a function
 //! of exactly these, so a result holds as long as its key.
@@ -23,10 +24,10 @@ pub const MACHINE: &str = "x86";
 pub const CPUS: &[u32] = &[1, 2, 4, 8, 16, 32, 64];
 
 /// Bumped when what a key covers or an entry holds changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
-/// Longest a suite's runs may take (the budget is two minutes
-/// for every lock on this kind of VM; this only catches a hang).
+/// Longest one lock's runs may take (every lock's together take about
+/// two minutes on a 2-vCPU VM; this only catches a hang).
 const TIMEOUT: Duration = Duration::from_secs(900);
 
 pub struct Built {
@@ -163,17 +164,93 @@ impl Built {
     }
 }
 
-/// Runs `suite`'s binary on the gating machine and ladder.
-pub fn run(built: &Built, suite: &str) -> Result<Printed, ContentionError> {
+/// Runs every covered lock of `suites` on the gating machine and ladder:
+/// one process per lock (`--lock`), as many at once as the host has
+/// cores. A lock's runs share nothing with another's, and in a process of
+/// its own not even the allocator's history (which decides what shares a
+/// line), so each lock's records depend on its own source alone. Each
+/// suite's records come back in the order one process would print them.
+pub fn run(built: &Built, suites: &[&str]) -> Result<Vec<Printed>, ContentionError> {
+    let mut jobs = Vec::new();
+    for &suite in suites {
+        for lock in covered(built, suite)? {
+            jobs.push((suite, lock));
+        }
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outputs: Vec<std::sync::Mutex<Option<Result<String, ContentionError>>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((suite, lock)) = jobs.get(i) else {
+                    break;
+                };
+                let out = run_lock(built, suite, lock);
+                *outputs[i].lock().expect("no worker panics holding it") = Some(out);
+            });
+        }
+    });
+    let mut printed: Vec<Printed> = suites.iter().map(|_| Printed::default()).collect();
+    for ((suite, _), out) in jobs.iter().zip(outputs) {
+        let stdout = out
+            .into_inner()
+            .expect("no worker panics holding it")
+            .expect("every job ran")?;
+        let p = record::parse(suite, &stdout)?;
+        let into = &mut printed[suites.iter().position(|s| s == suite).expect("asked for")];
+        into.records.extend(p.records);
+        // Every process names the suite's uncovered locks: once is enough.
+        if into.uncovered.is_empty() {
+            into.uncovered = p.uncovered;
+        }
+    }
+    Ok(printed)
+}
+
+/// The locks `suite`'s binary runs on the model (`--list`).
+fn covered(built: &Built, suite: &str) -> Result<Vec<String>, ContentionError> {
+    let out = execute(built, suite, vec!["--list".into()])?;
+    let locks: Vec<String> = out
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    match locks.is_empty() {
+        true => Err(ContentionError::Run {
+            suite: suite.to_string(),
+            why: "`--list` named no lock".into(),
+        }),
+        false => Ok(locks),
+    }
+}
+
+fn run_lock(built: &Built, suite: &str, lock: &str) -> Result<String, ContentionError> {
     let cpus: Vec<String> = CPUS.iter().map(u32::to_string).collect();
-    let inv = Invocation {
-        program: built.binary(suite).display().to_string(),
-        args: vec![
+    execute(
+        built,
+        suite,
+        vec![
             "--machine".into(),
             MACHINE.into(),
             "--cpus".into(),
             cpus.join(","),
+            "--lock".into(),
+            lock.into(),
         ],
+    )
+}
+
+/// `suite`'s binary with `args`: its stdout, or why it gave none.
+fn execute(built: &Built, suite: &str, args: Vec<String>) -> Result<String, ContentionError> {
+    let inv = Invocation {
+        program: built.binary(suite).display().to_string(),
+        args,
     };
     let err = |why: String| ContentionError::Run {
         suite: suite.to_string(),
@@ -184,7 +261,7 @@ pub fn run(built: &Built, suite: &str) -> Result<Printed, ContentionError> {
     let last = out.stderr.lines().last().unwrap_or("").to_string();
     match out.exit {
         // 1: a run failed, which its record says.
-        Exit::Code(0 | 1) => record::parse(suite, &out.stdout),
+        Exit::Code(0 | 1) => Ok(out.stdout),
         Exit::Code(c) => Err(err(format!("exit status {c}: {last}"))),
         Exit::Signal(s) => Err(err(format!(
             "killed by {} ({s}): {last}",

@@ -4,6 +4,7 @@
 //! that compared nothing would tell a user nothing.
 
 use super::evaluate::{CellReport, GateReport, Verdict};
+use crate::strictness::Resolution;
 use std::collections::BTreeMap;
 
 /// The run's overall result.
@@ -38,6 +39,32 @@ impl Outcome {
 
 /// The most common note among `cells`, with how many share it.
 fn cause(cells: &[&CellReport]) -> String {
+    // Too few pairs for its threshold: each cell's note names its own
+    // spread, so say what they share and the pairs that would gate all.
+    let short = |c: &&CellReport| {
+        c.strictness
+            .as_ref()
+            .is_some_and(|s| matches!(s.resolution, Resolution::Short { .. }))
+    };
+    if cells.iter().all(short) {
+        let unit = cells[0].strictness.as_ref().map_or("pairs", |s| s.unit);
+        let needs = cells
+            .iter()
+            .filter_map(|c| match c.strictness.as_ref().map(|s| s.resolution) {
+                Some(Resolution::Short { needs }) => needs,
+                _ => None,
+            })
+            .max();
+        let more = match (needs, unit) {
+            (Some(n), "pairs") => format!(": {n} pairs would gate them all (--rounds {n})"),
+            (Some(n), _) => format!(": a baseline of {n} rounds would gate them all"),
+            (None, _) => String::new(),
+        };
+        return format!(
+            "{} not gated: too few {unit} for their thresholds{more}",
+            cells.len()
+        );
+    }
     let mut causes: BTreeMap<&str, usize> = BTreeMap::new();
     for c in cells {
         *causes.entry(c.note.as_deref().unwrap_or("?")).or_default() += 1;
