@@ -642,6 +642,10 @@ impl GateReport {
                     "miri_raced".to_string(),
                     json!(self.miri.locks.iter().filter(|l| l.race.is_some()).count()),
                 ),
+                (
+                    "contention_worse".to_string(),
+                    json!(self.contention.worse.len()),
+                ),
             ])
             .collect();
         json!({
@@ -664,6 +668,7 @@ impl GateReport {
             "acknowledgements": self.acknowledgements,
             "models": self.models,
             "miri": self.miri,
+            "contention": self.contention,
             "options": self.options,
             "family": self.family,
             "counts": counts,
