@@ -54,14 +54,15 @@ fn validate_gate_on_a_recorded_a_a_run() {
     assert!((rate - alarms as f64 / 100.0).abs() < 1e-12, "{report}");
     let upper = report["false_alarm_upper95"].as_f64().unwrap();
     assert!(upper > rate && upper <= 1.0, "{report}");
-    for slowdown in ["0.05", "0.10", "0.20"] {
+    for slowdown in ["0.05", "0.10", "0.25", "0.50", "1.00"] {
         let p = report["power"][slowdown].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&p), "{report}");
     }
     let details = &report["details"];
     assert_eq!(details["rounds_per_side"]["head"]["max"], 10, "{report}");
-    // The atomic suite's timing cells: fence alone.
-    assert_eq!(details["cells_per_evaluation"]["max"], 1, "{report}");
+    // The atomic suite's timing cells, at most: every one on real hardware.
+    let cells = details["cells_per_evaluation"]["max"].as_u64().unwrap();
+    assert!((1..=12).contains(&cells), "{report}");
     assert_eq!(details["method"], "resample");
     assert_eq!(details["targets"][0], "x86_64");
     assert_eq!(report["end_to_end"]["evaluations"], 1);
