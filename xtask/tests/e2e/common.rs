@@ -144,6 +144,12 @@ pub fn assert_gate_agrees(
     let mut args = vec!["gate", s(run), "--json", s(&json)];
     args.extend_from_slice(flags);
     let out = xtask_in(dir, &args);
+    assert!(
+        json.is_file(),
+        "gate {} wrote no report:\n{}",
+        run.display(),
+        text(&out)
+    );
     let again = read_json(&json);
     assert_eq!(
         (out.status.code(), &again["result"], &again["verdict"]),

@@ -28,10 +28,15 @@ pub struct Step {
 
 impl Step {
     /// This step narrowed to one lock's cells (`--lock`), or as it is.
-    pub fn narrowed(&self, lock: Option<&crate::name::Name>) -> Step {
+    /// The canary is the round's, not the lock's: only the round's first
+    /// unit (`first`) measures it, so a round holds one canary sample.
+    pub fn narrowed(&self, lock: Option<&crate::name::Name>, first: bool) -> Step {
         let mut step = self.clone();
         if let Some(l) = lock {
             step.args.extend(["--lock".to_string(), l.to_string()]);
+        }
+        if !first {
+            step.args.retain(|a| a != "--canary");
         }
         step
     }
@@ -216,6 +221,34 @@ mod tests {
             if runner == RunnerKind::Qemu { "emulator: qemu-x86_64\n" } else { "" }
         );
         serde_norway::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn a_round_narrowed_to_several_locks_measures_its_canary_once() {
+        let steps = plan(
+            &target(RunnerKind::Native),
+            Profile::Quick,
+            Some(2),
+            (false, true),
+            false,
+        );
+        let round = steps.iter().find(|s| s.round == Some(1)).unwrap();
+        assert!(
+            round.args.contains(&"--canary".to_string()),
+            "{:?}",
+            round.args
+        );
+        let (mcs, ticket) = (
+            crate::name::Name::parse("mcs").unwrap(),
+            crate::name::Name::parse("ticket").unwrap(),
+        );
+        let first = round.narrowed(Some(&mcs), true);
+        let second = round.narrowed(Some(&ticket), false);
+        let canaries = |s: &Step| s.args.iter().filter(|a| *a == "--canary").count();
+        assert_eq!((canaries(&first), canaries(&second)), (1, 0));
+        assert!(second
+            .args
+            .ends_with(&["--lock".to_string(), "ticket".to_string()]));
     }
 
     fn shape(steps: &[Step]) -> Vec<(Side, Option<u32>, bool)> {

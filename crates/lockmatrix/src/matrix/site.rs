@@ -125,7 +125,8 @@ impl Site<'_> {
             let runs: Vec<Step> = match round {
                 Some(_) => units
                     .iter()
-                    .flat_map(|u| group.iter().map(move |s| s.narrowed(u.as_ref())))
+                    .enumerate()
+                    .flat_map(|(k, u)| group.iter().map(move |s| s.narrowed(u.as_ref(), k == 0)))
                     .collect(),
                 None => group.to_vec(),
             };
