@@ -5,17 +5,22 @@
 //! stored comparison is unpaired, and whatever moved the machine between
 //! recording and checking moves every cell, contended ones most.
 //!
-//! Two cells, each about 10 ms: one thread's dependent integer chain (a
-//! neighbour taking the core, or a lower clock, stretches it), and two
+//! Two cells, each a 50 ms window: one thread's dependent integer chain
+//! (a neighbour taking the core, or a lower clock, stretches it), and two
 //! threads adding to one shared line (what a lock's contended cells feel
-//! most: a vCPU descheduled mid-bounce, another tenant's traffic). Their
-//! code never changes with a lock's, so their move is the machine's.
+//! most: a vCPU descheduled mid-bounce, another tenant's traffic). Each
+//! counts the operations done in its window, as the locks' cells do, so a
+//! share of the window spent descheduled shows in it as it shows in
+//! theirs: a fixed count of a few milliseconds would often fit between
+//! two preemptions and never see a busier machine. Their code never
+//! changes with a lock's, so their move is the machine's.
 
 use crate::json::obj;
 use crate::out::{Better, Metric, Out};
 use crate::{threads, timer};
 // A word every target has: mips and powerpc (32-bit) have no 64-bit atomics.
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// The bench of the canary's samples.
 pub const BENCH: &str = "canary";
@@ -23,8 +28,9 @@ pub const BENCH: &str = "canary";
 /// Its metric: what the tool shows and compares, never gates.
 pub const METRIC: &str = "canary_ticks_per_op";
 
-const CHAIN: u64 = 2_000_000;
-const SHARED: usize = 100_000;
+/// Each cell's window, and the operations between two looks at the clock.
+const WINDOW: Duration = Duration::from_millis(50);
+const BLOCK: usize = 10_000;
 
 /// Emits the canary's two samples as round `round`.
 pub fn emit(out: &Out, round: usize) {
@@ -47,35 +53,40 @@ pub fn emit(out: &Out, round: usize) {
     }
 }
 
-/// Ticks per step of a dependent xorshift chain.
+/// Ticks per step of a dependent xorshift chain, over a window.
 fn chain() -> f64 {
-    let start = timer::now();
+    let (start, began) = (timer::now(), Instant::now());
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    for _ in 0..CHAIN {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+    let mut steps = 0;
+    while began.elapsed() < WINDOW {
+        for _ in 0..BLOCK {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+        steps += BLOCK;
     }
     std::hint::black_box(x);
-    (timer::now() - start) as f64 / CHAIN as f64
+    (timer::now() - start) as f64 / steps as f64
 }
 
-/// Ticks per `fetch_add` of two threads on one line.
+/// Ticks per `fetch_add` of two threads on one line, over a window each.
 fn shared() -> f64 {
     let line = AtomicUsize::new(0);
-    let ticks = threads::run(2, |_| {
-        let start = timer::now();
-        for _ in 0..SHARED {
-            line.fetch_add(1, Ordering::Relaxed);
+    let done = threads::run(2, |_| {
+        let (start, began) = (timer::now(), Instant::now());
+        let mut adds = 0;
+        while began.elapsed() < WINDOW {
+            for _ in 0..BLOCK {
+                line.fetch_add(1, Ordering::Relaxed);
+            }
+            adds += BLOCK;
         }
-        timer::now() - start
+        (timer::now() - start, adds)
     });
-    assert_eq!(
-        line.load(Ordering::Relaxed),
-        2 * SHARED,
-        "the canary lost an add"
-    );
-    ticks.iter().sum::<u64>() as f64 / (2 * SHARED) as f64
+    let adds: usize = done.iter().map(|d| d.1).sum();
+    assert_eq!(line.load(Ordering::Relaxed), adds, "the canary lost an add");
+    done.iter().map(|d| d.0).sum::<u64>() as f64 / adds as f64
 }
 
 #[cfg(test)]
