@@ -184,6 +184,14 @@ pub fn decide_stored(
         .ok()
 }
 
+/// One timing cell still undecided at a look: its benchmark and case
+/// (the matrix narrows the next pairs to them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undecided {
+    pub bench: Name,
+    pub case: Map<String, Value>,
+}
+
 /// The timing cells of one suite still undecided against its stored
 /// baselines after the rounds recorded so far (`head`), by their case: the
 /// run loop runs them, and only them, in the next round. A cell with no
@@ -196,7 +204,7 @@ pub fn pending_stored(
     opts: &GateOptions,
     max_rounds: usize,
     suites: usize,
-) -> Vec<Map<String, Value>> {
+) -> Vec<Undecided> {
     let (head, counts) = timed(cells::collect(head), runner);
     head.into_iter()
         .filter(|(h, budget)| {
@@ -217,7 +225,10 @@ pub fn pending_stored(
             !decide_stored(&plan, &s, &b.values, &hv)
                 .is_some_and(|d| matches!(d.decision, Decision::Regression | Decision::Cleared))
         })
-        .map(|(h, _)| h.case)
+        .map(|(h, _)| Undecided {
+            bench: h.key.bench,
+            case: h.case,
+        })
         .collect()
 }
 
@@ -272,7 +283,7 @@ pub fn pending(
     opts: Option<&GateOptions>,
     (max_pairs, affordable): (usize, usize),
     suites: usize,
-) -> Vec<Map<String, Value>> {
+) -> Vec<Undecided> {
     let (head, counts) = timed(cells::collect(head), runner);
     let (base, _) = timed(cells::collect(base), runner);
     head.into_iter()
@@ -298,36 +309,17 @@ pub fn pending(
             );
             !settled(opts, &s, &bv, &hv)
         })
-        .map(|(h, _)| h.case)
-        .collect()
-}
-
-/// How one pair runs the `pending` cells. Per lock where every one
-/// names its `lock` (the harness's `--lock`): each lock's pair is its own
-/// two invocations, back to back, because what moves a cell's time on a
-/// shared VM drifts over a second or so, and a lock measured 0.1 s after
-/// its twin instead of 0.5 s (the whole family between) spreads about a
-/// third less per pair (docs/gate.md, "Pull requests"). Otherwise the
-/// suite whole, in one invocation per side.
-pub fn units(pending: &[Map<String, Value>]) -> Vec<Option<Name>> {
-    let locks: Option<std::collections::BTreeSet<Name>> = pending
-        .iter()
-        .map(|c| {
-            c.get("lock")
-                .and_then(Value::as_str)
-                .and_then(|l| Name::parse(l).ok())
+        .map(|(h, _)| Undecided {
+            bench: h.key.bench,
+            case: h.case,
         })
-        .collect();
-    match locks {
-        Some(l) if !l.is_empty() => l.into_iter().map(Some).collect(),
-        _ if pending.is_empty() => Vec::new(),
-        _ => vec![None],
-    }
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::matrix::units;
     use crate::name::known;
     use crate::protocol::Better;
     use crate::strictness::{Budget, Counts};
@@ -375,7 +367,10 @@ mod tests {
             .collect();
         let pending = |h: &[Sample], b: &[Sample], runner, opts| {
             let cases = super::pending(h, b, runner, opts, (40, 80), 3);
-            cases.iter().map(|c| c["lock"].clone()).collect::<Vec<_>>()
+            cases
+                .iter()
+                .map(|c| c.case["lock"].clone())
+                .collect::<Vec<_>>()
         };
         assert!(pending(&head, &base, RunnerKind::Native, Some(&opts)).is_empty());
         // Before the first look both cells are pending, and each lock is
@@ -389,7 +384,9 @@ mod tests {
             3,
         );
         assert_eq!(early.len(), 2);
-        assert_eq!(units(&early), [Some(known("mcs")), Some(known("ticket"))]);
+        let locks =
+            |u: &[Undecided]| -> Vec<_> { units(u, true).into_iter().map(|u| u.lock).collect() };
+        assert_eq!(locks(&early), [Some(known("mcs")), Some(known("ticket"))]);
         // Recording every round (no options), nothing is ever decided.
         assert_eq!(pending(&head, &base, RunnerKind::Native, None).len(), 2);
         // Under QEMU nothing is in the family: nothing to wait for.
@@ -406,17 +403,8 @@ mod tests {
         let head = side(10, 1.035, 0.02);
         let pending = super::pending(&head, &base, RunnerKind::Native, Some(&opts), (40, 80), 3);
         // ticket is decided (cleared) and stops; mcs alone goes on.
-        assert_eq!(units(&pending), [Some(known("mcs"))]);
-    }
-
-    #[test]
-    fn a_family_whose_cells_name_no_lock_runs_whole() {
-        let mut fence = Map::new();
-        fence.insert("op".into(), "fence".into());
-        let ticket = sample("ticket", 1, 0, 1.0).case;
-        assert_eq!(units(&[fence.clone()]), [None]);
-        assert_eq!(units(&[ticket, fence]), [None]);
-        assert!(units(&[]).is_empty());
+        let locks: Vec<_> = units(&pending, true).into_iter().map(|u| u.lock).collect();
+        assert_eq!(locks, [Some(known("mcs"))]);
     }
 
     /// `n` pairs of one contended cell: base around 100, head `slow`

@@ -34,6 +34,10 @@ pub struct Env {
     pub seed: u64,
     pub pinned: bool,
     pub variants: Value,
+    /// The suite takes `--case KEY=V,..` (narrowing a pair to single
+    /// cells); absent from older builds and the C suite.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub narrows_cases: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

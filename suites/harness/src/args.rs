@@ -47,12 +47,17 @@ pub struct Args {
     /// Measure the canary after the env record (`--canary`): the
     /// machine's state, beside the cells ([`crate::canary`]).
     pub canary: bool,
+    /// `--case KEY=V[,V..]`, repeatable: run only the cases whose `KEY`
+    /// is one of the values (a case without `KEY` is not narrowed by it).
+    /// The tool narrows a pull request's later pairs to the cells still
+    /// undecided with it, so a cell costs its own time, not its lock's.
+    pub cases: Vec<(String, Vec<String>)>,
 }
 
 const USAGE: &str = "\
 usage: SUITE [--list] [--bench NAME[,NAME..]] [--lock NAME[,NAME..]] [--threads N[,N..]] [--rounds N]
              [--iters N] [--duration-ms N] [--profile quick|full] [--oversubscribe] [--seed N]
-             [--canary]
+             [--canary] [--case KEY=V[,V..]]..
 Prints JSON-lines records (env, sample, check) on stdout; diagnostics on stderr.";
 
 fn fail(msg: &str) -> ! {
@@ -84,6 +89,7 @@ impl Args {
             oversubscribe: false,
             seed: 1,
             canary: false,
+            cases: Vec::new(),
         };
         let mut it = argv.into_iter();
         while let Some(flag) = it.next() {
@@ -104,6 +110,15 @@ impl Args {
                         fail("--threads counts start at 1");
                     }
                     a.threads = Some(t);
+                }
+                "--case" => {
+                    let v = value();
+                    let Some((key, values)) = v.split_once('=').filter(|(k, _)| !k.is_empty())
+                    else {
+                        fail(&format!("--case expects KEY=V[,V..], got '{v}'"))
+                    };
+                    a.cases
+                        .push((key.into(), values.split(',').map(str::to_string).collect()));
                 }
                 "--rounds" => a.rounds = Some(number("--rounds", &value())),
                 "--iters" => a.iters = Some(number("--iters", &value())),
@@ -138,6 +153,24 @@ impl Args {
     /// True when `bench` was selected (or nothing was).
     pub fn wants(&self, bench: &str) -> bool {
         self.bench.is_empty() || self.bench.iter().any(|b| b == bench)
+    }
+
+    /// True when the case `case` (an object) passes every `--case`
+    /// filter: each filter's key absent from it, or its value (a string
+    /// or a number, as printed) one of the filter's.
+    pub fn wants_case(&self, case: &crate::json::J) -> bool {
+        let crate::json::J::Obj(pairs) = case else {
+            return true;
+        };
+        self.cases.iter().all(|(key, values)| {
+            pairs.iter().filter(|(k, _)| k == key).all(|(_, v)| {
+                let shown = match v {
+                    crate::json::J::Str(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                values.contains(&shown)
+            })
+        })
     }
 
     /// True when lock implementation `name` was selected (or none was).
@@ -224,6 +257,28 @@ mod tests {
         assert_eq!(a.threads, Some(vec![1, 4]));
         assert_eq!(a.rounds(5, 9), 3);
         assert_eq!(a.iters(10, 20), 20);
+    }
+
+    #[test]
+    fn case_filters_keep_only_the_cases_named() {
+        use crate::json::obj;
+        let a = parse(&["--case", "mix=half", "--case", "cs_load=10,sleep1us"]);
+        let case = |mix: &str, load: &str| {
+            obj([
+                ("lock", "l".into()),
+                ("mix", mix.into()),
+                ("cs_load", load.into()),
+            ])
+        };
+        assert!(a.wants_case(&case("half", "sleep1us")));
+        assert!(a.wants_case(&case("half", "10")));
+        assert!(!a.wants_case(&case("half", "1")));
+        assert!(!a.wants_case(&case("all_writers", "10")));
+        // Numbers match as printed; a key the case lacks does not narrow it.
+        let t = parse(&["--case", "threads=2", "--case", "mix=half"]);
+        assert!(t.wants_case(&obj([("lock", "l".into()), ("threads", 2usize.into())])));
+        assert!(!t.wants_case(&obj([("lock", "l".into()), ("threads", 1usize.into())])));
+        assert!(parse(&[]).wants_case(&case("x", "y")));
     }
 
     #[test]

@@ -113,6 +113,9 @@ impl Out {
             ("profile", args.profile.name().into()),
             ("seed", args.seed.into()),
             ("pinned", threads::can_pin().into()),
+            // This build takes `--case`: the tool may narrow its later
+            // pairs to single cells (an older build runs whole locks).
+            ("narrows_cases", true.into()),
         ]);
         record.set("variants", variants);
         self.emit(record);

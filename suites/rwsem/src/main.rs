@@ -207,6 +207,9 @@ fn rw_mix_bench(args: &Args, out: &Out, locks: &[(&str, Runner)]) {
                     ("writers", writers.into()),
                     ("cs_load", load.name().into()),
                 ]);
+                if !args.wants_case(&case) {
+                    continue;
+                }
                 let results: Vec<Round> = (0..rounds)
                     .map(|round| {
                         let result = run_round(readers, writers, load, duration);

@@ -18,9 +18,12 @@ mod session;
 mod setup;
 mod site;
 mod target;
+mod unit;
 pub mod worktree;
 
 pub use options::{Crates, Options};
 pub use plan::rounds;
 pub use prepare::{packages_needed, prepare, PrepareError, Prepared, Subjects};
 pub use session::{run, Outcome, SessionError};
+#[cfg(test)]
+pub(crate) use unit::units;

@@ -27,14 +27,13 @@ pub struct Step {
 }
 
 impl Step {
-    /// This step narrowed to one lock's cells (`--lock`), or as it is.
-    /// The canary is the round's, not the lock's: only the round's first
-    /// unit (`first`) measures it, so a round holds one canary sample.
-    pub fn narrowed(&self, lock: Option<&crate::name::Name>, first: bool) -> Step {
+    /// This step narrowed to one unit's cells (`--lock`, and `--bench`,
+    /// `--case` where both sides take them), or as it is. The canary is
+    /// the round's, not the lock's: only the round's first unit (`first`)
+    /// measures it, so a round holds one canary sample.
+    pub fn narrowed(&self, unit: &super::unit::Unit, first: bool) -> Step {
         let mut step = self.clone();
-        if let Some(l) = lock {
-            step.args.extend(["--lock".to_string(), l.to_string()]);
-        }
+        step.args.extend(unit.args());
         if !first {
             step.args.retain(|a| a != "--canary");
         }
@@ -242,8 +241,12 @@ mod tests {
             crate::name::Name::parse("mcs").unwrap(),
             crate::name::Name::parse("ticket").unwrap(),
         );
-        let first = round.narrowed(Some(&mcs), true);
-        let second = round.narrowed(Some(&ticket), false);
+        let unit = |lock: &crate::name::Name| super::super::unit::Unit {
+            lock: Some(lock.clone()),
+            ..Default::default()
+        };
+        let first = round.narrowed(&unit(&mcs), true);
+        let second = round.narrowed(&unit(&ticket), false);
         let canaries = |s: &Step| s.args.iter().filter(|a| *a == "--canary").count();
         assert_eq!((canaries(&first), canaries(&second)), (1, 0));
         assert!(second

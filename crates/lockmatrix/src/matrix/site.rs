@@ -2,9 +2,9 @@
 //! on an ssh host, one side or both, as [`plan`](super::plan::plan) says.
 
 use super::plan::{plan, Folded, Side, Step};
+use super::unit::{units, Unit};
 use crate::build::Binary;
 use crate::config::Target;
-use crate::name::Name;
 use crate::protocol;
 use crate::results::{self, Failure, Profile, Status, TargetResult};
 use crate::runner::{self, ssh::Remote, Exit};
@@ -108,7 +108,7 @@ impl Site<'_> {
         let (mut head, mut base) = (None, None);
         // What the next pair runs (`family::units`): decided at each look
         // from what both sides recorded.
-        let mut units = vec![None];
+        let mut units = vec![super::unit::Unit::default()];
         let mut i = 0;
         while i < steps.len() {
             // A pair (a round after the first) runs both its steps once per
@@ -126,7 +126,7 @@ impl Site<'_> {
                 Some(_) => units
                     .iter()
                     .enumerate()
-                    .flat_map(|(k, u)| group.iter().map(move |s| s.narrowed(u.as_ref(), k == 0)))
+                    .flat_map(|(k, u)| group.iter().map(move |s| s.narrowed(u, k == 0)))
                     .collect(),
                 None => group.to_vec(),
             };
@@ -229,7 +229,7 @@ impl Site<'_> {
         round: Option<u32>,
         head: &Option<Folded>,
         base: &Option<Folded>,
-    ) -> Option<Vec<Option<Name>>> {
+    ) -> Option<Vec<Unit>> {
         let (true, Some(r), Some(h), Some(b)) = (schedule.paired, round, head, base) else {
             return None;
         };
@@ -241,7 +241,7 @@ impl Site<'_> {
         if !(look && pairs < schedule.max_pairs && both_ran(h) && both_ran(b)) {
             return None;
         }
-        Some(crate::family::units(&crate::family::pending(
+        let undecided = crate::family::pending(
             &h.parsed.samples,
             &b.parsed.samples,
             self.target.runner,
@@ -251,7 +251,8 @@ impl Site<'_> {
                 crate::policy::affordable_pairs(self.profile == Profile::Full),
             ),
             self.suites,
-        )))
+        );
+        Some(units(&undecided, narrows_cases(h) && narrows_cases(b)))
     }
 
     /// Against stored baselines, after round `round` ran at a look: the
@@ -262,7 +263,7 @@ impl Site<'_> {
         schedule: &Schedule,
         round: Option<u32>,
         head: &Option<Folded>,
-    ) -> Option<Vec<Option<Name>>> {
+    ) -> Option<Vec<Unit>> {
         let (Some((cells, max)), Some(opts), Some(r), Some(h)) = (
             schedule.stored,
             self.stop_when_decided.as_ref(),
@@ -276,14 +277,15 @@ impl Site<'_> {
         if !(rounds % crate::family::STORED_LOOK_EVERY == 0 && rounds < max && ran) {
             return None;
         }
-        Some(crate::family::units(&crate::family::pending_stored(
+        let undecided = crate::family::pending_stored(
             &h.parsed.samples,
             cells,
             self.target.runner,
             opts,
             max,
             self.suites,
-        )))
+        );
+        Some(units(&undecided, narrows_cases(h)))
     }
 }
 
@@ -298,6 +300,12 @@ struct Schedule<'s> {
     stored: Option<(&'s [crate::family::StoredCell], usize)>,
     /// The most pairs a timing cell gets against the base revision.
     max_pairs: usize,
+}
+
+/// Whether a side's suite takes `--case` (its env record says so; an
+/// older build or the C suite does not, and runs whole locks).
+fn narrows_cases(side: &Folded) -> bool {
+    side.parsed.env.as_ref().is_some_and(|e| e.narrows_cases)
 }
 
 /// One suite's runs, once its steps are over or one ended badly.

@@ -41,6 +41,7 @@ fn run_target(
     for suite in suites {
         let step = format!("{}/{suite}", site.target.name);
         observer.event(Event::StepStarted(&step));
+        let started = std::time::Instant::now();
         let SuiteRuns {
             head,
             base: base_run,
@@ -58,6 +59,14 @@ fn run_target(
                 continue;
             }
         };
+        // The step's wall time, and what each side's invocations took of
+        // it: a paired suite runs both revisions, so its wall time is
+        // about twice one side's.
+        let mut took = format!("{:.1}s", started.elapsed().as_secs_f64());
+        if let Some(b) = &base_run {
+            let (h, b) = (head.outcome.secs, b.outcome.secs);
+            took = format!("{took} (invocations: head {h:.1}s, base {b:.1}s)");
+        }
         if let (Some(b), Some((base_dir, base_result))) = (base_run, base.as_mut()) {
             if let Status::Failed(failure) = record(base_dir, base_result, suite, b, timeout)? {
                 base_failures.push(SuiteFailure {
@@ -66,11 +75,10 @@ fn run_target(
                 });
             }
         }
-        let secs = head.outcome.secs;
         let status = record(dir, result, suite, head, timeout)?;
         observer.event(Event::StepDone {
             step: &step,
-            outcome: &format!("{} in {secs:.1}s", status.label()),
+            outcome: &format!("{} in {took}", status.label()),
         });
         if let Status::Failed(failure) = status {
             failures.push(SuiteFailure {
