@@ -79,8 +79,15 @@ pub fn run(root: &Path, args: ValidateGateArgs) -> Result<bool> {
     out!("{}", resampled.terminal());
     let e2e = validate::end_to_end(&recordings, &opts)?;
     out!("\n{}", e2e.terminal());
+    let every = match args.every_cell {
+        true => Some(validate::every_cell(&recordings, &opts)?),
+        false => None,
+    };
+    if let Some(e) = &every {
+        out!("\n{}", e.terminal());
+    }
     if let Some(d) = &json {
-        let report = validate::report_json(&resampled, Some(&e2e));
+        let report = validate::report_json(&resampled, Some(&e2e), every.as_ref());
         d.write(&serde_json::to_string_pretty(&report)?)?;
     }
     Ok(true)

@@ -57,6 +57,8 @@ pub(super) struct GatingCell {
     pub(super) inconclusive: bool,
     /// Its A/A verdict was `regression`.
     pub(super) regressed: bool,
+    /// The threshold the gate chose for it here.
+    pub(super) threshold: Option<f64>,
 }
 
 impl GatingCell {
@@ -70,6 +72,7 @@ impl GatingCell {
             better: c.better,
             inconclusive: c.verdict == Verdict::Inconclusive,
             regressed: c.verdict == Verdict::Regression,
+            threshold: c.strictness.as_ref().map(|s| s.threshold),
         }
     }
 

@@ -111,6 +111,28 @@ pub fn end_to_end(
     Ok(v)
 }
 
+/// Every cell, end to end: each gating cell of each recording, as it was
+/// made, slowed by each of [`SLOWDOWNS`] at or above the threshold the
+/// gate chose for it there (below it a slowdown is not meant to fail), one
+/// gate apiece: each cell's own power, one injection per recording, where
+/// [`end_to_end`]'s random cell gives a cell one to three.
+pub fn every_cell(
+    recordings: &[Recording],
+    opts: &ValidateOptions,
+) -> Result<Validation, ValidateError> {
+    opts.check()?;
+    let (parts, notes) = gating_parts(recordings)?;
+    let mut tally = Tally::default();
+    for (head, base) in &parts {
+        for cell in tally.aa(head, base, opts)? {
+            let least = cell.threshold.unwrap_or(0.0);
+            tally.inject_cell(head, base, &cell, opts, least)?;
+        }
+    }
+    let ids = recordings.iter().map(|(h, _)| h.run_id.clone()).collect();
+    Ok(tally.finish(Method::EveryCell, ids, &parts[0].0, opts, notes))
+}
+
 /// The parts of the recordings whose timings gate: targets that are not
 /// run under QEMU, and of them the suites that ran ok with every check
 /// passed on both sides. The notes name what was left out.

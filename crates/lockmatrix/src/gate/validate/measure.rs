@@ -160,6 +160,7 @@ pub type Recording = (Run, Run);
 pub enum Method {
     Resample,
     EndToEnd,
+    EveryCell,
 }
 
 /// Smallest, largest and mean of a count over evaluations or cells.

@@ -17,6 +17,9 @@
 //! - [`end_to_end`]: every recording gated as it was made, all its pairs
 //!   (A/A across separate invocations of the matrix), and the injections
 //!   spread over them.
+//! - [`every_cell`]: end to end too, every gating cell of every recording
+//!   injected alone at each slowdown its threshold is meant to catch: each
+//!   cell's own power.
 //!
 //! - [`order::order_effect`]: the AB/BA order effect of the recordings'
 //!   pairs, the recording the unit.
@@ -33,7 +36,7 @@ mod render;
 mod rng;
 mod tally;
 
-pub use experiment::{end_to_end, resample};
+pub use experiment::{end_to_end, every_cell, resample};
 pub use measure::{
     summary, CellPower, Detection, Method, Spread, ValidateError, ValidateOptions, Validation,
     GOAL_MAX_RATE, GOAL_MIN_EVALUATIONS, GOAL_POWER, MAX_EVALUATIONS, SLOWDOWNS,
@@ -254,9 +257,42 @@ mod tests {
         assert_eq!(e.evaluations, 3);
         assert!(e.false_alarms <= 1, "{}", e.terminal());
         assert_eq!(e.power[1].evaluations, 30);
-        let j = report_json(&v, Some(&e));
+        let j = report_json(&v, Some(&e), None);
         assert_eq!(j["end_to_end"]["evaluations"], 3);
         assert_eq!(j["end_to_end"]["details"]["method"], "end_to_end");
+    }
+
+    #[test]
+    fn validate_every_cell_injects_each_cell_of_each_recording_from_its_threshold_up() {
+        let recs: Vec<Recording> = (20..23).map(|seed| recording(seed, 5, 30, 0.01)).collect();
+        let v = every_cell(&recs, &opts(1, 30, 1)).unwrap();
+        assert_eq!(v.method, Method::EveryCell);
+        assert_eq!(v.evaluations, 3);
+        // Five cells, each injected once per recording from its threshold
+        // up: 5% or 10% here, as each recording's pilot chose it.
+        assert_eq!(v.power_per_cell.len(), 5);
+        for c in &v.power_per_cell {
+            assert!(c.at[0].0 <= 3, "{c:?}");
+            assert!(c.at[1..].iter().all(|&(n, _)| n == 3), "{c:?}");
+            // 1% noise and 30 pairs: 25% and more never escape.
+            assert!(c.at[2..].iter().all(|&(n, d)| d == n), "{c:?}");
+        }
+        let at_5: usize = v.power_per_cell.iter().map(|c| c.at[0].0).sum();
+        assert_eq!(v.power[0].evaluations, at_5);
+        assert_eq!(v.power[1].evaluations, 15);
+        let j = report_json(&v, None, Some(&v));
+        assert_eq!(j["every_cell"]["details"]["method"], "every_cell");
+        // A coarser threshold is injected from there up only.
+        let coarse = ValidateOptions {
+            gate: crate::gate::GateOptions {
+                quiet_threshold: 0.5,
+                ..crate::gate::GateOptions::default()
+            },
+            ..opts(1, 30, 1)
+        };
+        let v = every_cell(&recs, &coarse).unwrap();
+        let injected: Vec<usize> = v.power.iter().map(|d| d.evaluations).collect();
+        assert_eq!(injected, [0, 0, 0, 15, 15]);
     }
 
     #[test]

@@ -15,6 +15,11 @@ impl Validation {
                 "end to end: every `matrix --against HEAD` recording gated as it was made, each \
                  a separate invocation of the matrix"
             }
+            Method::EveryCell => {
+                "every cell: each gating cell of each recording, as it was made, slowed alone by \
+                 each slowdown at or above the threshold the gate chose for it (its power; the \
+                 totals weigh every cell alike)"
+            }
         }
     }
 
@@ -112,6 +117,11 @@ impl Validation {
                 self.run_ids.len(),
                 self.run_ids.join(", ")
             ),
+            Method::EveryCell => format!(
+                "every cell of {} separate recordings ({}) injected alone, from its threshold up",
+                self.run_ids.len(),
+                self.run_ids.join(", ")
+            ),
         };
         out.push_str(&format!(
             "gate validation, {what}; targets: {}\n",
@@ -195,11 +205,21 @@ impl Validation {
 }
 
 /// The combined report of `validate-gate`: the resampling figures at the top
-/// level and the end-to-end ones, when measured, under `end_to_end`.
-pub fn report_json(resampled: &Validation, end_to_end: Option<&Validation>) -> Value {
+/// level, the end-to-end ones, when measured, under `end_to_end`, and
+/// every cell's (`--every-cell`) under `every_cell`.
+pub fn report_json(
+    resampled: &Validation,
+    end_to_end: Option<&Validation>,
+    every_cell: Option<&Validation>,
+) -> Value {
     let mut v = resampled.json();
-    if let (Some(e), Some(map)) = (end_to_end, v.as_object_mut()) {
-        map.insert("end_to_end".into(), e.json());
+    if let Some(map) = v.as_object_mut() {
+        if let Some(e) = end_to_end {
+            map.insert("end_to_end".into(), e.json());
+        }
+        if let Some(e) = every_cell {
+            map.insert("every_cell".into(), e.json());
+        }
     }
     v
 }

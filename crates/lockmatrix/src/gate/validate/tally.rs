@@ -101,7 +101,23 @@ impl Tally {
         rng: &mut SplitMix64,
     ) -> Result<(), ValidateError> {
         let cell = &cells[rng.below(cells.len())];
+        self.inject_cell(head, base, cell, opts, 0.0)
+    }
+
+    /// `cell` slowed by each of [`SLOWDOWNS`] from `least` up, one gate
+    /// each.
+    pub(super) fn inject_cell(
+        &mut self,
+        head: &Run,
+        base: &Run,
+        cell: &GatingCell,
+        opts: &ValidateOptions,
+        least: f64,
+    ) -> Result<(), ValidateError> {
         for (i, &slowdown) in SLOWDOWNS.iter().enumerate() {
+            if slowdown < least - 1e-9 {
+                continue;
+            }
             let report = evaluate(
                 &cell.slowed(head, slowdown),
                 &Reference::Base(base),
@@ -181,7 +197,19 @@ impl Tally {
             .into_iter()
             .map(|(cell, at)| CellPower { cell, at })
             .collect();
-        power_per_cell.sort_by(|a, b| a.rate(at).total_cmp(&b.rate(at)));
+        // Weakest first, at the goal's slowdown, or a cell's lowest one
+        // where the goal's was not injected (below its threshold).
+        let key = |c: &CellPower| {
+            let i = (c.at[at].0 > 0)
+                .then_some(at)
+                .or_else(|| c.at.iter().position(|&(n, _)| n > 0))
+                .unwrap_or(at);
+            (i, c.rate(i))
+        };
+        power_per_cell.sort_by(|a, b| {
+            let (ka, kb) = (key(a), key(b));
+            ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+        });
         Validation {
             method,
             run_ids,
