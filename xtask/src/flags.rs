@@ -348,8 +348,9 @@ pub struct ValidateGateArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Also inject every gating cell of every recording alone, at each
-    /// slowdown from its threshold up: each cell's own power (about 0.2 s
-    /// per cell and slowdown; 20 minutes for 10 recordings of every suite)
+    /// slowdown from its threshold up: each cell's own power (about 0.15 s
+    /// per cell and slowdown in a release build; about 10 minutes for 10
+    /// recordings of every suite)
     #[arg(long)]
     pub every_cell: bool,
     /// Also write the result as JSON (`-`: standard output)
