@@ -191,9 +191,13 @@ fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
             }
         }
     }
-    // Each lock's pairs stop at the look that settled its last cell,
-    // whatever the other locks still need: on both sides, a decided
-    // cell's timing rounds run from 0 to a look at or past its own.
+    // A cell's pairs stop at the look that settled its case's last cell,
+    // whatever the other cases still need (pairs narrow to the undecided
+    // cells, not their whole lock): on both sides, a decided cell's
+    // timing rounds run from 0 to a look at or past its own. A round is
+    // its bench and case's (stress and lock_unlock share cases and metric
+    // names; a stress round without a fairness window has no
+    // acquisitions metrics).
     for (file, side) in [("run.json", "head"), ("base/run.json", "base")] {
         let samples = read_json(&run.join(file))["targets"][0]["suites"][0]["samples"].clone();
         for c in report["cells"].as_array().unwrap() {
@@ -206,7 +210,7 @@ fn against_catches_real_regressions_in_counts_and_time_and_passes_a_a() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .filter(|x| x["case"] == c["case"] && x["metric"] == c["metric"])
+                .filter(|x| x["bench"] == c["bench"] && x["case"] == c["case"])
                 .map(|x| x["round"].as_u64().unwrap())
                 .collect();
             let pairs = c["look"]["pairs"].as_u64().unwrap();
