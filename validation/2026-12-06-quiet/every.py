@@ -2,18 +2,21 @@
 # whether the cell is contended (threads/readers+writers > 1), how many
 # cells were detected every time at 25%, 50% and 2x, and the pooled rate.
 import json, sys, collections, re
+def group(name):
+    """(suite, '1-thread' or 'contended') of a cell's name."""
+    suite = name.split()[0].split('/')[1]
+    m = re.search(r'threads=(\d+)', name)
+    rw = re.search(r'readers=(\d+) writers=(\d+)', name)
+    n = int(m.group(1)) if m else (int(rw.group(1)) + int(rw.group(2)) if rw else 1)
+    return suite, 'contended' if n > 1 else '1-thread'
+
 d = json.load(open(sys.argv[1]))['every_cell']
 print('evaluations', d['evaluations'], 'false alarms', d['false_alarms'])
 for k, v in d['power'].items():
     print('pooled power at', k, round(v, 3), d['details']['power'][k]['detected'], '/', d['details']['power'][k]['evaluations'])
 groups = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0, 0, 0]))
 for c in d['details']['power_per_cell']:
-    name = c['cell']
-    suite = name.split()[0].split('/')[1]
-    m = re.search(r'threads=(\d+)', name)
-    rw = re.search(r'readers=(\d+) writers=(\d+)', name)
-    n = int(m.group(1)) if m else (int(rw.group(1)) + int(rw.group(2)) if rw else 1)
-    kind = 'contended' if n > 1 else '1-thread'
+    suite, kind = group(c['cell'])
     for s in ('0.05', '0.10', '0.25', '0.50', '1.00'):
         inj, det = c[s]['injections'], c[s]['detected']
         if inj == 0:
@@ -33,12 +36,7 @@ S = ('0.05', '0.10', '0.25', '0.50', '1.00')
 at, above = collections.defaultdict(lambda: [0, 0, 0]), collections.defaultdict(lambda: [0, 0, 0])
 n_rec = d['evaluations']
 for c in d['details']['power_per_cell']:
-    name = c['cell']
-    suite = name.split()[0].split('/')[1]
-    m = re.search(r'threads=(\d+)', name)
-    rw = re.search(r'readers=(\d+) writers=(\d+)', name)
-    n = int(m.group(1)) if m else (int(rw.group(1)) + int(rw.group(2)) if rw else 1)
-    kind = 'contended' if n > 1 else '1-thread'
+    suite, kind = group(c['cell'])
     full = [i for i, s in enumerate(S) if c[s]['injections'] == n_rec]
     if not full:
         continue
