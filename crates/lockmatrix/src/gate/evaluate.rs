@@ -142,15 +142,16 @@ pub fn evaluate(
                 acks: reference.acknowledgements(run),
                 opts,
                 planned,
-                canary: None,
+                canary: &[],
                 affordable: crate::policy::affordable_pairs(
                     run.profile == crate::results::Profile::Full,
                 ),
             };
             let mut judged = suite(&ctx, found);
-            if let Some(shift) = judged.canary.take() {
-                moved.entry(t.name.clone()).or_insert(shift);
-            }
+            moved
+                .entry(t.name.clone())
+                .or_insert_with(Vec::new)
+                .append(&mut judged.canary);
             pending.extend(report.absorb(judged));
         }
     }

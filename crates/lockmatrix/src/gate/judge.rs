@@ -86,9 +86,9 @@ pub(super) struct SuiteCtx<'a> {
     /// of this run's pairs is not gated.
     pub affordable: usize,
     /// Against stored baselines: how the run's canary moved from the
-    /// baseline's, if it moved beyond its spread (then its timings and
-    /// events are not compared).
-    pub canary: Option<&'a str>,
+    /// baseline's, if it moved beyond its spread (then its events are not
+    /// compared, nor its timings but a regression on a quieter machine).
+    pub canary: &'a [super::canary::Move],
 }
 
 /// What judging one suite run adds to the report: its cells with their
@@ -109,7 +109,7 @@ pub(super) struct Judged {
     pub recounted: Option<Recounted>,
     /// Against stored baselines: how the run's canary moved from the
     /// baseline's, when it moved beyond its spread ([`super::canary`]).
-    pub canary: Option<String>,
+    pub canary: Vec<super::canary::Move>,
 }
 
 /// Judges one suite run against its reference: its checks and status,
@@ -121,11 +121,11 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
     checks_and_status(t, s, &mut out);
     let run_cells = cells::collect(&s.samples);
     let canary = match reference.paired {
-        true => None,
+        true => Vec::new(),
         false => super::canary::moved(&run_cells, &reference),
     };
     let ctx = &SuiteCtx {
-        canary: canary.as_deref(),
+        canary: &canary,
         ..*ctx
     };
     let differs = Differs::of(ctx, &reference);
@@ -405,8 +405,8 @@ pub(super) fn judge(
         return None;
     }
     if role == Role::Events {
-        if let Some(shift) = ctx.canary {
-            differs.push(super::canary::note(shift));
+        if let Some(m) = super::canary::deciding(ctx.canary, Budget::Contended) {
+            differs.push(super::canary::note(m));
         }
         super::events::judge(r, cell, &rc.samples, differs);
         return None;
@@ -572,12 +572,13 @@ pub(super) fn judge_insns(
 /// against the base revision (signed-rank pairs), or against stored
 /// baselines (the run's rounds with the Mann-Whitney test, at the looks
 /// the run planned), unless its target's canary moved (`moved`: target
-/// to the canary's shift), which makes it incomparable.
+/// to the canary's move), which makes it incomparable: all of it on a
+/// busier machine, all but a regression on a quieter one.
 pub(super) fn decide(
     report: &mut GateReport,
     pending: &[Pending],
     opts: &GateOptions,
-    moved: &std::collections::BTreeMap<Name, String>,
+    moved: &std::collections::BTreeMap<Name, Vec<super::canary::Move>>,
 ) {
     report.family = pending.len();
     let mut timing = TimingGate {
@@ -592,15 +593,22 @@ pub(super) fn decide(
     for c in pending {
         let r = &mut report.cells[c.index];
         let timing_of = decide_cell(c, r, report.paired, opts);
-        if let (Some(shift), false) = (moved.get(&c.target), report.paired) {
-            // Neither a pass nor a fail: the testbed, not the code, moved.
-            if r.verdict != Verdict::TooNoisy {
-                r.verdict = Verdict::Incomparable;
-                r.note = Some(super::canary::note(shift));
-                r.gated = false;
-                r.look = None;
+        let deciding = moved
+            .get(&c.target)
+            .and_then(|m| super::canary::deciding(m, c.budget));
+        if let (Some(m), false) = (deciding, report.paired) {
+            // Neither a pass nor a fail: the testbed, not the code, moved;
+            // but a lock slower on a quieter machine is slower.
+            let stands = !m.busier && r.verdict == Verdict::Regression;
+            if !stands {
+                if r.verdict != Verdict::TooNoisy {
+                    r.verdict = Verdict::Incomparable;
+                    r.note = Some(super::canary::note(m));
+                    r.gated = false;
+                    r.look = None;
+                }
+                continue;
             }
-            continue;
         }
         let Some(cell) = timing_of else {
             continue;

@@ -1553,6 +1553,91 @@ fn stored_baselines_decide_a_native_family_look_by_look() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The canary guards a stored comparison by direction: a busier machine
+/// (a slower canary) compares none of the cells it speaks for, never a
+/// FAIL even where a cell got slower; a quieter one (a faster canary)
+/// would hide a slower lock, never invent one, so a regression still
+/// fails and the cells that would have cleared are not compared. The
+/// 1-thread canary speaks for every cell, the 2-thread one for the
+/// contended cells alone.
+#[test]
+fn a_busier_canary_fails_nothing_and_a_quieter_one_keeps_a_regression() {
+    let mut rng = Rng::new(43);
+    let canary = |rng: &mut Rng, threads: u32, rounds: usize, at: f64| Cell {
+        bench: "canary",
+        case: json!({ "threads": threads }),
+        metric: "canary_ticks_per_op",
+        better: Better::Lower,
+        gating: false,
+        values: (0..rounds).map(|_| Some(rng.timing(at, 0.01))).collect(),
+    };
+    // Four 1-thread cells (op002 slowed by `slow`), a contended one, and
+    // the two canaries at `(alone, shared)` ticks.
+    let run = |rng: &mut Rng, rounds: usize, (alone, shared): (f64, f64), slow: f64| {
+        let mut cells = noisy_cells(rng, 4, rounds, 0.01, |i| if i == 2 { slow } else { 1.0 });
+        let contended = (0..rounds).map(|_| rng.timing(300.0, 0.01)).collect();
+        cells.push(cell("lock_unlock", json!({"threads": 2}), contended));
+        cells.push(canary(rng, 1, rounds, alone));
+        cells.push(canary(rng, 2, rounds, shared));
+        let mut run = one_suite("x86_64", "native", "atomic", &cells);
+        run.targets[0].stored_rounds = Some(30);
+        run
+    };
+    let base = run(&mut rng, 20, (5.0, 60.0), 1.0);
+    let (report, dir) = gate(
+        "canary-direction",
+        &base,
+        &run(&mut rng, 10, (5.0, 60.0), 1.3),
+    );
+    assert_eq!(
+        report.count(Verdict::Regression),
+        1,
+        "{}",
+        report.terminal()
+    );
+    let noted = |report: &GateReport, what: &str| {
+        report
+            .cells
+            .iter()
+            .filter(|c| c.family && c.note.as_deref().is_some_and(|n| n.contains(what)))
+            .count()
+    };
+
+    // Busier by the 1-thread canary (x1.3), op002 30% slower: nothing
+    // compared, no FAIL.
+    let report = stored(&run(&mut rng, 10, (6.5, 60.0), 1.3), &dir);
+    let text = report.terminal();
+    assert_eq!(report.count(Verdict::Regression), 0, "{text}");
+    assert_eq!(report.count(Verdict::Cleared), 0, "{text}");
+    assert_eq!(noted(&report, "a busier machine"), 5, "{text}");
+    assert!(!last_line(&text).starts_with("FAIL"), "{text}");
+
+    // Busier by the 2-thread canary alone: the contended cell is not
+    // compared, the 1-thread cells are, and op002 fails.
+    let report = stored(&run(&mut rng, 10, (5.0, 90.0), 1.3), &dir);
+    let text = report.terminal();
+    assert_eq!(report.count(Verdict::Regression), 1, "{text}");
+    assert_eq!(report.count(Verdict::Cleared), 3, "{text}");
+    assert_eq!(noted(&report, "canary [threads=2]"), 1, "{text}");
+    assert!(last_line(&text).starts_with("FAIL: "), "{text}");
+
+    // Quieter (x0.7): the same slower cell still fails, the unchanged
+    // cells are not cleared.
+    let report = stored(&run(&mut rng, 10, (3.5, 60.0), 1.3), &dir);
+    let text = report.terminal();
+    let regressions: Vec<_> = report.with(Verdict::Regression).collect();
+    assert_eq!(regressions.len(), 1, "{text}");
+    assert_eq!(regressions[0].case_label(), "op=op002");
+    assert_eq!(report.count(Verdict::Cleared), 0, "{text}");
+    assert_eq!(
+        noted(&report, "a quieter machine could hide a slower lock"),
+        4,
+        "{text}"
+    );
+    assert!(last_line(&text).starts_with("FAIL: "), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A stored baseline whose rounds can never reach the per-cell level
 /// does not pass quietly: NOT GATED, with the rounds to record it with,
 /// and no line counting a cell as gated that the verdict says is not.
