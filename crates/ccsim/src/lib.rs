@@ -62,6 +62,13 @@ pub fn now() -> u64 {
     world::clock()
 }
 
+/// The architecture of the machine simulated, as `target_arch` names it
+/// (the host's outside a simulation): what a lock that picks a constant by
+/// architecture reads under the model.
+pub fn target_arch() -> &'static str {
+    world::with_machine(|m| m.arch).unwrap_or(std::env::consts::ARCH)
+}
+
 /// The calling thread's vCPU number, if it is one.
 pub fn cpu() -> Option<usize> {
     world::me()

@@ -81,6 +81,11 @@ pub struct Machine {
     pub name: &'static str,
     /// What it stands for, and where its numbers come from (one line).
     pub about: &'static str,
+    /// The architecture it stands for, as Rust's `target_arch` names it:
+    /// a lock that takes a constant by architecture (qspinlock's
+    /// `PENDING_LOOPS`) takes this one's under the model ([`crate::target_arch`]),
+    /// not the host's it was built for.
+    pub arch: &'static str,
     pub nodes: u32,
     pub cores_per_node: u32,
     /// Names of the distance classes, nearest first.
@@ -319,6 +324,7 @@ pub fn all() -> Vec<Machine> {
     vec![
         Machine {
             name: "x86",
+            arch: "x86_64",
             about: "generic x86, one socket of 64 cores: Westmere same-die costs (SOSP'13 Table 2, Xeon)",
             nodes: 1,
             cores_per_node: 64,
@@ -333,6 +339,7 @@ pub fn all() -> Vec<Machine> {
         },
         Machine {
             name: "wsm-ep",
+            arch: "x86_64",
             about: "Intel Westmere-EP class, 2 sockets of 32 cores: SOSP'13 same-die Xeon costs, X5650 cross-socket latency",
             nodes: 2,
             cores_per_node: 32,
@@ -347,6 +354,7 @@ pub fn all() -> Vec<Machine> {
         },
         Machine {
             name: "amd",
+            arch: "x86_64",
             about: "AMD Opteron Interlagos class, 8 nodes of 8 cores: Magny-Cours costs (SOSP'13 Table 2, Opteron), MOESI",
             nodes: 8,
             cores_per_node: 8,
@@ -361,6 +369,7 @@ pub fn all() -> Vec<Machine> {
         },
         Machine {
             name: "arm64-lse",
+            arch: "aarch64",
             about: "arm64 with LSE atomics, 64 Neoverse N1 cores (Graviton2 core-to-core latency), MOESI",
             nodes: 1,
             cores_per_node: 64,
@@ -375,6 +384,7 @@ pub fn all() -> Vec<Machine> {
         },
         Machine {
             name: "arm64-llsc",
+            arch: "aarch64",
             about: "arm64 with LL/SC (ldaxr/stlxr) atomics, 64 Neoverse N1 cores (Graviton2 core-to-core latency), MOESI",
             nodes: 1,
             cores_per_node: 64,

@@ -252,3 +252,22 @@ fn with_128_byte_lines_neighbours_64_bytes_apart_share_a_line() {
         apart.misses()
     );
 }
+
+/// A lock that picks a constant by architecture (qspinlock's pending
+/// spins) reads the simulated machine's, not the host's it was built for.
+#[test]
+fn the_simulated_machines_architecture_is_what_the_lock_reads() {
+    for (name, arch) in [("x86", "x86_64"), ("arm64-lse", "aarch64")] {
+        let seen = std::sync::Mutex::new(Vec::new());
+        simulate(&Machine::named(name).unwrap(), 2, &[], |_| {
+            seen.lock().unwrap().push(ccsim::target_arch());
+        })
+        .unwrap();
+        assert_eq!(*seen.lock().unwrap(), [arch, arch], "{name}");
+    }
+    assert_eq!(
+        ccsim::target_arch(),
+        std::env::consts::ARCH,
+        "outside a simulation"
+    );
+}

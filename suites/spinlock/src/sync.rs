@@ -68,6 +68,19 @@ pub mod thread {
     pub use std::thread::yield_now;
 }
 
+/// The architecture the lock runs on, as `target_arch` names it: the
+/// target's, or under the model the simulated machine's (an arm64 machine
+/// simulated on an x86 host takes arm64's constants).
+pub mod arch {
+    #[cfg(lockmatrix_sim)]
+    pub use ccsim::target_arch;
+
+    #[cfg(not(lockmatrix_sim))]
+    pub fn target_arch() -> &'static str {
+        std::env::consts::ARCH
+    }
+}
+
 #[cfg(loom)]
 pub use loom::thread_local;
 #[cfg(not(loom))]

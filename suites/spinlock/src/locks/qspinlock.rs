@@ -89,7 +89,7 @@
 //! (0,0,0) -> (0,0,1)  lock(), trylock(): compare_exchange (Acquire).
 //! (*,*,1) -> (*,*,0)  unlock(): byte store-release of `locked`; pending
 //!                     and tail, other bytes, are untouched.
-//! (0,1,0) ~> (0,0,1)  slow path entry: a bounded wait (PENDING_LOOPS) for
+//! (0,1,0) ~> (0,0,1)  slow path entry: a bounded wait (pending_loops()) for
 //!                     a hand-over in progress; then queue if pending or
 //!                     a tail is set.
 //! (0,0,y) -> (0,1,y)  fetch_or sets pending (Acquire). From (0,0,0) this
@@ -180,31 +180,19 @@ pub const MAX_NODES: usize = 1 << TAIL_IDX_BITS;
 /// flight waits it out and sets pending itself, rather than queueing
 /// (measured in the contention model: 253 cycles and 1.25 misses per
 /// acquisition at 2 vCPUs with 512, 1038 and 6.44 with 1, both queueing
-/// through an MCS node; docs/contention-model.md). Under loom the bound
-/// is 1: any bound is equally correct, and each spin is a branch to
-/// explore.
-#[cfg(all(
-    not(loom),
-    any(
-        target_arch = "x86",
-        target_arch = "x86_64",
-        target_arch = "powerpc",
-        target_arch = "powerpc64",
-        target_arch = "riscv64"
-    )
-))]
-pub const PENDING_LOOPS: u32 = 1 << 9;
-#[cfg(any(
-    loom,
-    not(any(
-        target_arch = "x86",
-        target_arch = "x86_64",
-        target_arch = "powerpc",
-        target_arch = "powerpc64",
-        target_arch = "riscv64"
-    ))
-))]
-pub const PENDING_LOOPS: u32 = 1;
+/// through an MCS node; docs/contention-model.md). The architecture is
+/// the sync layer's: the target's (a constant the compiler folds), or
+/// under the model the simulated machine's. Under loom the bound is 1:
+/// any bound is equally correct, and each spin is a branch to explore.
+pub fn pending_loops() -> u32 {
+    if cfg!(loom) {
+        return 1;
+    }
+    match crate::sync::arch::target_arch() {
+        "x86" | "x86_64" | "powerpc" | "powerpc64" | "riscv64" => 1 << 9,
+        _ => 1,
+    }
+}
 /// Threads that can be queued at once; the encoding allows 2^14 - 1. A
 /// thread that finds no free slot waits by trylock instead of queueing.
 #[cfg(not(loom))]
@@ -385,7 +373,7 @@ impl QSpinLock {
         // number of spins so that we guarantee forward progress.
         // 0,1,0 -> 0,0,1
         if val == PENDING_VAL {
-            let mut cnt = PENDING_LOOPS;
+            let mut cnt = pending_loops();
             loop {
                 val = self.val.load(Relaxed);
                 if val != PENDING_VAL || cnt == 0 {
