@@ -69,11 +69,49 @@ impl Report {
 }
 
 /// `spinlock/src/locks/qspinlock.rs:312`: a source location without the
-/// column, and without the path above the suite.
+/// column, and without the path above the suite, or for this crate's own
+/// (`crates/ccsim/src/mutex.rs:74`) above the workspace: some compilers
+/// name a path dependency's files by their absolute path (rustc 1.85
+/// wrote `/work/main/crates/...` where 1.95 writes `crates/...`), and a
+/// record must not name the checkout it was made in.
 pub fn site(l: &Location<'_>) -> String {
-    let file = l.file();
-    let file = file
-        .find("suites/")
-        .map_or(file, |i| &file[i + "suites/".len()..]);
-    format!("{file}:{}", l.line())
+    format!("{}:{}", relative(l.file()), l.line())
+}
+
+fn relative(file: &str) -> &str {
+    if let Some(i) = file.rfind("suites/") {
+        return &file[i + "suites/".len()..];
+    }
+    match (file.starts_with('/'), file.rfind("/crates/")) {
+        (true, Some(i)) => &file[i + 1..],
+        _ => file,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative;
+
+    #[test]
+    fn a_site_names_no_checkout() {
+        let cases = [
+            (
+                "suites/rwsem/src/locks/linux_rwsem.rs",
+                "rwsem/src/locks/linux_rwsem.rs",
+            ),
+            ("/home/u/lm/suites/rwsem/src/x.rs", "rwsem/src/x.rs"),
+            ("crates/ccsim/src/mutex.rs", "crates/ccsim/src/mutex.rs"),
+            (
+                "/work/main/crates/ccsim/src/mutex.rs",
+                "crates/ccsim/src/mutex.rs",
+            ),
+            (
+                "/rustc/abc/library/core/src/x.rs",
+                "/rustc/abc/library/core/src/x.rs",
+            ),
+        ];
+        for (file, want) in cases {
+            assert_eq!(relative(file), want, "{file}");
+        }
+    }
 }
