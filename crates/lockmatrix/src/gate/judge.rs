@@ -598,8 +598,10 @@ pub(super) fn decide(
             .and_then(|m| super::canary::deciding(m, c.budget));
         if let (Some(m), false) = (deciding, report.paired) {
             // Neither a pass nor a fail: the testbed, not the code, moved;
-            // but a lock slower on a quieter machine is slower.
-            let stands = !m.busier && r.verdict == Verdict::Regression;
+            // but a 1-thread cell slower on a machine whose 1-thread
+            // canary got faster is slower ([`super::canary`]).
+            let stands =
+                super::canary::keeps_a_regression(m, c.budget) && r.verdict == Verdict::Regression;
             if !stands {
                 if r.verdict != Verdict::TooNoisy {
                     r.verdict = Verdict::Incomparable;
