@@ -200,6 +200,11 @@ fn update(
             )),
         }
     }
+    // The model's file is merged, not replaced: read it first too.
+    let contention = super::contention_file::read(baselines);
+    if let Err(e) = &contention {
+        refusals.push(format!("refusing to overwrite {e}"));
+    }
     if !refusals.is_empty() {
         return Err(UpdateError::Refused(refusals));
     }
@@ -214,7 +219,8 @@ fn update(
         .filter_map(|p| p.text.clone().map(|t| (p.path.clone(), t)))
         .collect();
     // The contention model's records, with everything else or not at all.
-    match super::contention_file::text(run, &commit.to_string()) {
+    let old = contention.ok().flatten();
+    match super::contention_file::text(run, &commit.to_string(), old.as_ref(), suites) {
         Some(Ok((text, line))) => {
             files.push((baselines.join(super::contention_file::FILE), text));
             lines.push(line);
