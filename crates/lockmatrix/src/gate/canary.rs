@@ -128,6 +128,14 @@ fn median(v: &[f64]) -> f64 {
     }
 }
 
+/// How every note of [`note`] begins.
+const NOTE: &str = "not compared: the testbed's state differs from the baseline's (canary";
+
+/// Whether a cell's note says its target's canary moved.
+pub(super) fn is_note(note: &str) -> bool {
+    note.starts_with(NOTE)
+}
+
 /// The note a cell gets when its target's canary moved and it is not
 /// compared.
 pub(super) fn note(m: &Move) -> String {
@@ -136,10 +144,8 @@ pub(super) fn note(m: &Move) -> String {
         (false, true) => "a busier machine, not the code, may have slowed it; compare with --against <base>, or check again on a quiet testbed",
         (false, false) => "a quieter machine could hide a slower lock (a 1-thread cell that is slower all the same still fails); compare with --against <base>",
     };
-    format!(
-        "not compared: the testbed's state differs from the baseline's ({}): {why}",
-        m.shift
-    )
+    let shift = m.shift.strip_prefix("canary").unwrap_or(&m.shift);
+    format!("{NOTE}{shift}): {why}")
 }
 
 #[cfg(test)]

@@ -608,6 +608,8 @@ pub(super) fn decide(
                     r.note = Some(super::canary::note(m));
                     r.gated = false;
                     r.look = None;
+                    // More rounds would not help: the testbed moved.
+                    r.rounds_needed = None;
                 }
                 continue;
             }

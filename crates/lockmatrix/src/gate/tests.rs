@@ -1622,6 +1622,10 @@ fn a_busier_canary_fails_nothing_and_a_quieter_one_keeps_a_regression() {
         "{text}"
     );
     assert!(!last_line(&text).starts_with("FAIL"), "{text}");
+    // Its advice is the testbed's, never rounds to record.
+    let advice = report.not_gated().join("\n") + &text;
+    assert!(advice.contains("its canary moved"), "{text}");
+    assert!(!advice.contains("--rounds"), "{text}");
 
     // The 2-thread canary alone, slower or faster, the contended cell
     // twice as slow: it is not compared either way; the 1-thread cells

@@ -163,10 +163,14 @@ impl GateReport {
         if !self.timing.unreachable.is_empty() {
             out.push(self.timing.advice());
         }
-        let incomparable: Vec<&&CellReport> = ungated
+        let (moved, incomparable): (Vec<&&CellReport>, Vec<&&CellReport>) = ungated
             .iter()
             .filter(|c| c.verdict == Verdict::Incomparable)
-            .collect();
+            .partition(|c| c.note.as_deref().is_some_and(super::canary::is_note));
+        if !moved.is_empty() {
+            // Not the baselines' fault: no rounds to record would help.
+            out.push("check again when the testbed is as it was when its baselines were recorded (its canary moved), or compare with a revision built on this machine (`--against <base>`)".into());
+        }
         if incomparable.is_empty() {
             return out;
         }
