@@ -137,12 +137,11 @@ pub fn text(
         new.len(),
         replaced.join(", ")
     );
-    let kept_suites = dedup(kept.iter().map(|r| r.suite.as_str()));
     if !kept.is_empty() {
         line += &format!(
             "; {} kept as they were ({}: not in this run)",
             kept.len(),
-            kept_suites.join(", ")
+            dedup(kept.iter().map(|r| r.suite.as_str())).join(", ")
         );
     }
     Some(Ok((text, line)))

@@ -85,9 +85,10 @@ pub(super) struct SuiteCtx<'a> {
     /// keeps from resolving even with those is too noisy, one short only
     /// of this run's pairs is not gated.
     pub affordable: usize,
-    /// Against stored baselines: how the run's canary moved from the
-    /// baseline's, if it moved beyond its spread (then its events are not
-    /// compared, nor its timings but a regression on a quieter machine).
+    /// Against stored baselines: how the run's canaries moved from the
+    /// baseline's, those that moved beyond their spread (then its events
+    /// are not compared, nor the timing cells each speaks for:
+    /// [`super::canary`]).
     pub canary: &'a [super::canary::Move],
 }
 
@@ -572,8 +573,9 @@ pub(super) fn judge_insns(
 /// against the base revision (signed-rank pairs), or against stored
 /// baselines (the run's rounds with the Mann-Whitney test, at the looks
 /// the run planned), unless its target's canary moved (`moved`: target
-/// to the canary's move), which makes it incomparable: all of it on a
-/// busier machine, all but a regression on a quieter one.
+/// to its canaries' moves), which makes the cells a move speaks for
+/// incomparable, all but a 1-thread cell that regressed while the 1-thread
+/// canary got faster ([`super::canary::keeps_a_regression`]).
 pub(super) fn decide(
     report: &mut GateReport,
     pending: &[Pending],
