@@ -22,7 +22,8 @@ pub fn run(root: &Path) -> Result<bool> {
         &Default::default(),
     );
     wanted.extend(toolchain::DEBIAN_RUST.iter().map(|s| s.to_string()));
-    wanted.extend(["openssh-server", "openssh-client", "chromium"].map(String::from));
+    // strace: a test reads every command line a fetch starts.
+    wanted.extend(["openssh-server", "openssh-client", "chromium", "strace"].map(String::from));
     packages::ensure(&wanted)?;
 
     let sh = Shell::new()?;

@@ -13,7 +13,7 @@ use crate::lab::*;
 use crate::scratch::git;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 /// Asserts that the output says `what` somewhere.
@@ -701,7 +701,11 @@ fn a_password_in_a_git_url_fetches_the_crate_and_is_kept_nowhere() {
     let password = format!("pw{}", std::process::id());
     let (port, mut server) = git_server_with_password(&served, &password);
     let spec = format!("tinylock@git:http://user:{password}@127.0.0.1:{port}/tinylock.git#main");
-    let out = lab.run(&[
+    // Every program the run starts, with its whole command line: git's
+    // remote helper is handed the URL it fetches, so a login put back into
+    // the URL (`insteadOf`) shows there, and `ps` shows it to every user.
+    let execs = served.join("execve.log");
+    let xtask = lab.command(&[
         "matrix",
         "--no-install",
         "--no-insns",
@@ -716,9 +720,41 @@ fn a_password_in_a_git_url_fetches_the_crate_and_is_kept_nowhere() {
         "--results",
         "{results}",
     ]);
+    let mut traced = Command::new("strace");
+    traced
+        .args([
+            "-f",
+            "-qq",
+            "--seccomp-bpf",
+            "-e",
+            "trace=execve",
+            "-s",
+            "65536",
+            "-o",
+        ])
+        .arg(&execs)
+        .arg(xtask.get_program())
+        .args(xtask.get_args())
+        .current_dir(repo_root())
+        .envs(xtask.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    let out = traced.output().expect("strace runs");
     let _ = server.kill();
     let _ = server.wait();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let execs = std::fs::read_to_string(&execs).unwrap();
+    assert!(
+        execs.contains("remote-http"),
+        "the fetch started no git remote-http:\n{execs}"
+    );
+    // Every command line but the one the user typed.
+    let typed = format!("execve({:?}", env!("CARGO_BIN_EXE_xtask"));
+    let mut started = execs.lines().filter(|l| !l.contains(&typed));
+    if let Some(line) = started.find(|l| l.contains(&password)) {
+        panic!(
+            "a command line holds the password: {}",
+            line.replace(&password, "<PASSWORD>")
+        );
+    }
     assert!(
         first_line(&out).starts_with(&format!(
             "crate: tinylock 0.1.0: 1 locks (tinylock.RawTinyLock), lock_api 0.4.14, git http://127.0.0.1:{port}/tinylock.git commit "

@@ -353,17 +353,41 @@ fn git_ref(spec: &Spec) -> generate::GitRef {
 }
 
 /// Gives a git command run for `spec` (git itself, or cargo's fetch with
-/// the git CLI) the credentials its URL was given with: `insteadOf` from
-/// the environment, so the manifest and every file name the plain URL.
+/// the git CLI) the credentials its URL was given with, from the
+/// environment, so that the manifest and every file name the plain URL.
+/// An http(s) login goes to a credential helper that reads it from the
+/// environment: `url.<with login>.insteadOf` would hand the rewritten URL,
+/// password and all, to `git remote-http`'s command line, where `ps` shows
+/// it. Other schemes' user-info is a login name only (`parse` refuses a
+/// password there), and `insteadOf` restores it.
 fn with_credentials(cmd: &mut Command, spec: &Spec) {
-    if let (Some(c), Source::Git { url, .. }) = (&spec.credentials, &spec.source) {
-        cmd.env("CARGO_NET_GIT_FETCH_WITH_CLI", "true")
+    let (Some(c), Source::Git { url, .. }) = (&spec.credentials, &spec.source) else {
+        return;
+    };
+    cmd.env("CARGO_NET_GIT_FETCH_WITH_CLI", "true")
+        .env("GIT_TERMINAL_PROMPT", "0");
+    match c.http_login() {
+        Some((user, password)) => {
+            // The empty helper first: the user's own helpers are not asked
+            // (nor told this login to store).
+            cmd.env("GIT_CONFIG_COUNT", "2")
+                .env("GIT_CONFIG_KEY_0", "credential.helper")
+                .env("GIT_CONFIG_VALUE_0", "")
+                .env("GIT_CONFIG_KEY_1", "credential.helper")
+                .env("GIT_CONFIG_VALUE_1", LOGIN_HELPER)
+                .env("LOCKMATRIX_GIT_USER", user)
+                .env("LOCKMATRIX_GIT_PASSWORD", password)
+        }
+        None => cmd
             .env("GIT_CONFIG_COUNT", "1")
             .env("GIT_CONFIG_KEY_0", format!("url.{}.insteadOf", c.url))
-            .env("GIT_CONFIG_VALUE_0", url)
-            .env("GIT_TERMINAL_PROMPT", "0");
-    }
+            .env("GIT_CONFIG_VALUE_0", url),
+    };
 }
+
+/// A git credential helper (run by `sh`) that answers `get` with the login
+/// in the environment, and ignores `store` and `erase`.
+const LOGIN_HELPER: &str = "!f() { test \"$1\" = get && printf 'username=%s\\npassword=%s\\n' \"$LOCKMATRIX_GIT_USER\" \"$LOCKMATRIX_GIT_PASSWORD\"; }; f";
 
 /// `cargo metadata` of the tree, which also resolves and writes its
 /// Cargo.lock, with a registry crate locked at exactly its version (even

@@ -40,6 +40,55 @@ pub struct Credentials {
     pub url: String,
 }
 
+impl Credentials {
+    /// The user and password of an http(s) URL, percent-decoded as git
+    /// decodes a URL's user-info (no password: empty); `None` for other
+    /// schemes, whose user-info is a login name (`ssh://git@host`).
+    pub fn http_login(&self) -> Option<(String, String)> {
+        if !is_http(&self.url) {
+            return None;
+        }
+        let info = user_info(&self.url)?;
+        let (user, password) = info.split_once(':').unwrap_or((info, ""));
+        Some((percent_decoded(user), percent_decoded(password)))
+    }
+}
+
+fn is_http(url: &str) -> bool {
+    url.starts_with("https://") || url.starts_with("http://")
+}
+
+/// The user-info of a URL (before its `@`), as [`redact`] finds it.
+fn user_info(url: &str) -> Option<&str> {
+    let start = url.find("://")? + 3;
+    // redact() takes away the user-info and its `@`, nothing else.
+    let len = (url.len() - redact(url).len()).checked_sub(1)?;
+    url.get(start..start + len)
+}
+
+/// `s` with each `%XX` turned into its byte (a stray `%` kept as it is).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+            Some(v) if b[i] == b'%' => {
+                out.push(v);
+                i += 3;
+            }
+            _ => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 impl fmt::Debug for Credentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Credentials(..)")
@@ -111,6 +160,11 @@ pub fn parse(s: &str, cwd: &std::path::Path) -> Result<Spec, SubjectError> {
             return Err(bad("REV must be a commit, tag or branch name"));
         }
         let plain = redact(url);
+        if !is_http(url) && user_info(url).is_some_and(|i| i.contains(':')) {
+            return Err(bad(
+                "only an http:// or https:// URL takes a password; ssh:// takes a key (ssh-agent), git:// and file:// no login",
+            ));
+        }
         if plain != url {
             credentials = Some(Credentials {
                 url: url.to_string(),
@@ -262,6 +316,35 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("needs the crate's directory"));
+    }
+
+    #[test]
+    fn an_http_login_is_the_user_info_decoded_and_other_schemes_have_none() {
+        let login = |url: &str| {
+            parsed(&format!("x@git:{url}#main"))
+                .unwrap()
+                .credentials
+                .unwrap()
+                .http_login()
+        };
+        let pair = |u: &str, p: &str| Some((u.to_string(), p.to_string()));
+        assert_eq!(
+            login("http://user:s3cr3t@host/r.git"),
+            pair("user", "s3cr3t")
+        );
+        assert_eq!(login("https://u:pa/ss@host:8/r"), pair("u", "pa/ss"));
+        assert_eq!(login("https://u:p@ss/w@rd@host/r"), pair("u", "p@ss/w@rd"));
+        assert_eq!(login("https://a%40b:p%2Fq%3a@host/r"), pair("a@b", "p/q:"));
+        assert_eq!(login("https://tok@host/r"), pair("tok", ""));
+        assert_eq!(login("https://u:100%@host/r"), pair("u", "100%"));
+        assert_eq!(login("ssh://git@github.com/a/b.git"), None);
+        let e = parsed("x@git:ssh://git:s3cr3t@host/r.git#main").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("only an http:// or https:// URL takes a password"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("s3cr3t"), "{e}");
     }
 
     #[test]
