@@ -137,8 +137,8 @@ pub fn gate_run(
 }
 
 /// Prints the gate's report (in full, or its findings alone) and writes
-/// it where asked; returns whether the gate passed (NOT GATED passes
-/// unless `--require-gate`).
+/// it where asked; returns whether the gate passed (NOT GATED, or a run
+/// measured alone, passes unless `--require-gate`).
 pub fn show_gate(
     run: &Run,
     report: &lockmatrix::gate::evaluate::GateReport,
@@ -166,6 +166,14 @@ pub fn show_gate(
     }
     use lockmatrix::gate::verdict::Outcome;
     Ok(match report.outcome() {
+        // Measured alone (`--crate` without `--against-crate`): nothing
+        // was compared, which is what --require-gate refuses.
+        Outcome::Pass if args.require_gate && report.unreferenced.is_some() => {
+            out!(
+                "--require-gate: nothing was compared, so nothing gated; give --against-crate SPEC"
+            );
+            false
+        }
         Outcome::Pass => true,
         Outcome::NotGated => !args.require_gate,
         Outcome::Fail => false,

@@ -91,6 +91,17 @@ fn a_race_found_in_a_crate_measured_alone_fails_the_matrix_and_the_gate_alike() 
         "{}",
         text(&allowed)
     );
+    // Measured alone, nothing gated: --require-gate fails it, race allowed
+    // or not, and says why.
+    let required = xtask(&["gate", s(&run), "--allow-races", "--require-gate"]);
+    assert_eq!(required.status.code(), Some(1), "{}", text(&required));
+    assert!(
+        text(&required).contains(
+            "--require-gate: nothing was compared, so nothing gated; give --against-crate SPEC"
+        ),
+        "{}",
+        text(&required)
+    );
     let _ = std::fs::remove_dir_all(&work);
 }
 
