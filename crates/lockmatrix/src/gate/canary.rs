@@ -118,6 +118,30 @@ fn shift(base: &[f64], head: &[f64]) -> Option<(String, f64)> {
     })
 }
 
+/// What `baseline update` says of a suite run whose 1-thread canary
+/// spread so wide that the spread rule of [`shift`] would be laxer than
+/// its floor (more than a third of [`LEAST_SHIFT`]): the machine was busy
+/// while the rounds were recorded. A quiet 2-vCPU VM's spreads 1.4%; one
+/// recorded beside other work, 21.4%. Its cells' spreads, and the
+/// thresholds a check gets from them, are the busy machine's too.
+pub(super) fn busy_recording(cells: &[RunCell], place: &str) -> Option<String> {
+    let spreads: Vec<f64> = cells
+        .iter()
+        .filter(|c| c.key.metric.starts_with("canary_"))
+        .filter(|c| Contention::of(&c.case).budget() == Budget::Quiet)
+        .filter_map(|c| cells::lower_is_better(&c.samples, c.better))
+        .filter(|v| v.len() >= LEAST_ROUNDS)
+        .filter_map(|v| stats::robust_spread(&v))
+        .collect();
+    let widest = spreads.into_iter().max_by(f64::total_cmp)?;
+    (3.0 * widest > LEAST_SHIFT.ln_1p()).then(|| {
+        format!(
+            "{place}: recorded, but its 1-thread canary spread {:.1}% (a quiet testbed's is about 1-2%): the machine was busy while recording, and its cells' spreads, and the thresholds checks against them get, are a busy machine's; record again on a quiet testbed",
+            widest.exp_m1() * 100.0
+        )
+    })
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);

@@ -1753,6 +1753,52 @@ fn baseline_update_refuses_a_native_family_too_short_to_decide_a_later_run() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `baseline update` says when a recording's 1-thread canary spread
+/// wide (the machine was busy while it recorded), and only then: a tight
+/// one, or a wide 2-thread one (which moves with where the host placed
+/// the vCPUs), says nothing.
+#[test]
+fn baseline_update_says_when_its_recording_was_busy() {
+    let mut rng = Rng::new(53);
+    // 30 rounds of the 1-thread canary, from 5 ticks up to `5 * busy` (a
+    // machine preempting the canary more or less from round to round).
+    let recording = |rng: &mut Rng, busy: f64, shared_spread: f64| {
+        let mut cells = noisy_cells(rng, 4, 30, 0.02, |_| 1.0);
+        let alone = (0..30)
+            .map(|i| Some(rng.timing(5.0 * busy.powf(i as f64 / 29.0), 0.01)))
+            .collect();
+        let shared = (0..30)
+            .map(|_| Some(rng.timing(60.0, shared_spread)))
+            .collect();
+        for (threads, values) in [(1, alone), (2, shared)] {
+            cells.push(Cell {
+                bench: "canary",
+                case: json!({ "threads": threads }),
+                metric: "canary_ticks_per_op",
+                better: Better::Lower,
+                gating: false,
+                values,
+            });
+        }
+        one_suite("x86_64", "native", "atomic", &cells)
+    };
+    let said = |run: &Run, name: &str| {
+        let dir = temp_dir(name);
+        let lines = update_baselines(run, &dir, None, None, &crate::commit::test_id("c")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        lines.into_iter().find(|l| l.contains("canary spread"))
+    };
+    assert_eq!(said(&recording(&mut rng, 1.0, 0.01), "update-quiet"), None);
+    assert_eq!(said(&recording(&mut rng, 1.0, 0.5), "update-shared"), None);
+    let line =
+        said(&recording(&mut rng, 2.0, 0.01), "update-busy").expect("a busy recording is named");
+    assert!(
+        line.starts_with("x86_64/atomic: recorded, but its 1-thread canary spread ")
+            && line.contains("record again on a quiet testbed"),
+        "{line}"
+    );
+}
+
 /// A Miri record of one lock: its clients raced on `failing` seeds, or
 /// were not checked.
 fn miri_of(failing: &[u32], not_checked: Option<&str>) -> crate::results::MiriRun {

@@ -296,6 +296,11 @@ fn select<'r>(run: &'r Run, which: Which, scope: Scope) -> Selection<'r> {
                     Undecidable::Rounds(why) => refusals.push(why),
                     Undecidable::Noisy(why) => lines.push(why),
                 }
+                let place = format!("{}/{}", t.name, s.suite);
+                lines.extend(super::canary::busy_recording(
+                    &cells::collect(&s.samples),
+                    &place,
+                ));
             }
             selected.push((t, s));
         }
