@@ -384,8 +384,12 @@ mod tests {
             3,
         );
         assert_eq!(early.len(), 2);
-        let locks =
-            |u: &[Undecided]| -> Vec<_> { units(u, true).into_iter().map(|u| u.lock).collect() };
+        let locks = |u: &[Undecided]| -> Vec<_> {
+            units(u, crate::matrix::Narrowing::Cases)
+                .into_iter()
+                .map(|u| u.lock)
+                .collect()
+        };
         assert_eq!(locks(&early), [Some(known("mcs")), Some(known("ticket"))]);
         // Recording every round (no options), nothing is ever decided.
         assert_eq!(pending(&head, &base, RunnerKind::Native, None).len(), 2);
@@ -403,7 +407,10 @@ mod tests {
         let head = side(10, 1.035, 0.02);
         let pending = super::pending(&head, &base, RunnerKind::Native, Some(&opts), (40, 80), 3);
         // ticket is decided (cleared) and stops; mcs alone goes on.
-        let locks: Vec<_> = units(&pending, true).into_iter().map(|u| u.lock).collect();
+        let locks: Vec<_> = units(&pending, crate::matrix::Narrowing::Cases)
+            .into_iter()
+            .map(|u| u.lock)
+            .collect();
         assert_eq!(locks, [Some(known("mcs"))]);
     }
 

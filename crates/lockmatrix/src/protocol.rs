@@ -38,6 +38,9 @@ pub struct Env {
     /// cells); absent from older builds and the C suite.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub narrows_cases: bool,
+    /// The suite takes `--cell BENCH:KEY=V,..` (exactly the cells named).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub narrows_cells: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

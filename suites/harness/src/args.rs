@@ -52,12 +52,17 @@ pub struct Args {
     /// The tool narrows a pull request's later pairs to the cells still
     /// undecided with it, so a cell costs its own time, not its lock's.
     pub cases: Vec<(String, Vec<String>)>,
+    /// `--cell BENCH:KEY=V[,KEY=V..]`, repeatable: run only the cells
+    /// named, each exactly (its bench, and each key it names holding that
+    /// value). `--case` filters are a cross product, so two undecided
+    /// cells ran the cases between them too; these run no other cell.
+    pub cells: Vec<(String, Vec<(String, String)>)>,
 }
 
 const USAGE: &str = "\
 usage: SUITE [--list] [--bench NAME[,NAME..]] [--lock NAME[,NAME..]] [--threads N[,N..]] [--rounds N]
              [--iters N] [--duration-ms N] [--profile quick|full] [--oversubscribe] [--seed N]
-             [--canary] [--case KEY=V[,V..]]..
+             [--canary] [--case KEY=V[,V..]].. [--cell BENCH:KEY=V[,KEY=V..]]..
 Prints JSON-lines records (env, sample, check) on stdout; diagnostics on stderr.";
 
 fn fail(msg: &str) -> ! {
@@ -90,6 +95,7 @@ impl Args {
             seed: 1,
             canary: false,
             cases: Vec::new(),
+            cells: Vec::new(),
         };
         let mut it = argv.into_iter();
         while let Some(flag) = it.next() {
@@ -119,6 +125,21 @@ impl Args {
                     };
                     a.cases
                         .push((key.into(), values.split(',').map(str::to_string).collect()));
+                }
+                "--cell" => {
+                    let v = value();
+                    let cell = v.split_once(':').and_then(|(bench, keys)| {
+                        let keys: Option<Vec<(String, String)>> = keys
+                            .split(',')
+                            .map(|kv| kv.split_once('=').filter(|(k, _)| !k.is_empty()))
+                            .map(|kv| kv.map(|(k, v)| (k.to_string(), v.to_string())))
+                            .collect();
+                        Some((bench.to_string(), keys?))
+                    });
+                    match cell {
+                        Some(c) if !c.0.is_empty() => a.cells.push(c),
+                        _ => fail(&format!("--cell expects BENCH:KEY=V[,KEY=V..], got '{v}'")),
+                    }
                 }
                 "--rounds" => a.rounds = Some(number("--rounds", &value())),
                 "--iters" => a.iters = Some(number("--iters", &value())),
@@ -155,22 +176,29 @@ impl Args {
         self.bench.is_empty() || self.bench.iter().any(|b| b == bench)
     }
 
-    /// True when the case `case` (an object) passes every `--case`
-    /// filter: each filter's key absent from it, or its value (a string
-    /// or a number, as printed) one of the filter's.
-    pub fn wants_case(&self, case: &crate::json::J) -> bool {
+    /// True when the cell of `bench` and `case` (an object) passes every
+    /// `--case` filter (each filter's key absent from it, or its value, a
+    /// string or a number as printed, one of the filter's) and, if any
+    /// `--cell` was given, is one of them.
+    pub fn wants_case(&self, bench: &str, case: &crate::json::J) -> bool {
         let crate::json::J::Obj(pairs) = case else {
             return true;
         };
-        self.cases.iter().all(|(key, values)| {
-            pairs.iter().filter(|(k, _)| k == key).all(|(_, v)| {
-                let shown = match v {
-                    crate::json::J::Str(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                values.contains(&shown)
+        let shown = |key: &str| {
+            pairs.iter().find(|(k, _)| k == key).map(|(_, v)| match v {
+                crate::json::J::Str(s) => s.clone(),
+                other => other.to_string(),
             })
-        })
+        };
+        let cases = self
+            .cases
+            .iter()
+            .all(|(key, values)| shown(key).is_none_or(|v| values.contains(&v)));
+        let cells = self.cells.is_empty()
+            || self.cells.iter().any(|(b, keys)| {
+                b == bench && keys.iter().all(|(k, v)| shown(k).as_ref() == Some(v))
+            });
+        cases && cells
     }
 
     /// True when lock implementation `name` was selected (or none was).
@@ -270,15 +298,73 @@ mod tests {
                 ("cs_load", load.into()),
             ])
         };
-        assert!(a.wants_case(&case("half", "sleep1us")));
-        assert!(a.wants_case(&case("half", "10")));
-        assert!(!a.wants_case(&case("half", "1")));
-        assert!(!a.wants_case(&case("all_writers", "10")));
+        assert!(a.wants_case("b", &case("half", "sleep1us")));
+        assert!(a.wants_case("b", &case("half", "10")));
+        assert!(!a.wants_case("b", &case("half", "1")));
+        assert!(!a.wants_case("b", &case("all_writers", "10")));
         // Numbers match as printed; a key the case lacks does not narrow it.
         let t = parse(&["--case", "threads=2", "--case", "mix=half"]);
-        assert!(t.wants_case(&obj([("lock", "l".into()), ("threads", 2usize.into())])));
-        assert!(!t.wants_case(&obj([("lock", "l".into()), ("threads", 1usize.into())])));
-        assert!(parse(&[]).wants_case(&case("x", "y")));
+        assert!(t.wants_case(
+            "b",
+            &obj([("lock", "l".into()), ("threads", 2usize.into())])
+        ));
+        assert!(!t.wants_case(
+            "b",
+            &obj([("lock", "l".into()), ("threads", 1usize.into())])
+        ));
+        assert!(parse(&[]).wants_case("b", &case("x", "y")));
+    }
+
+    #[test]
+    fn cell_filters_run_exactly_the_cells_named() {
+        use crate::json::obj;
+        let case = |load: &str, mix: &str, writers: usize| {
+            obj([
+                ("lock", "l".into()),
+                ("cs_load", load.into()),
+                ("mix", mix.into()),
+                ("writers", writers.into()),
+            ])
+        };
+        let a = parse(&[
+            "--cell",
+            "rw_mix:cs_load=1,mix=half,writers=1",
+            "--cell",
+            "rw_mix:cs_load=10,mix=all_writers,writers=2",
+        ]);
+        assert!(a.wants_case("rw_mix", &case("1", "half", 1)));
+        assert!(a.wants_case("rw_mix", &case("10", "all_writers", 2)));
+        // What `--case cs_load=1,10 --case mix=half,all_writers` would run
+        // too: the cases between the two.
+        assert!(!a.wants_case("rw_mix", &case("1", "all_writers", 2)));
+        assert!(!a.wants_case("rw_mix", &case("10", "half", 1)));
+        // Another bench's case of the same values; a case lacking a key.
+        assert!(!a.wants_case("other", &case("1", "half", 1)));
+        assert!(!a.wants_case(
+            "rw_mix",
+            &obj([("cs_load", "1".into()), ("mix", "half".into())])
+        ));
+        for bad in ["rw_mix", ":a=1", "rw_mix:a", "rw_mix:=1", "rw_mix:a=1,b"] {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "args::tests::parse_one_cell", "--nocapture"])
+                .env("HARNESS_CELL", bad)
+                .output()
+                .unwrap();
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains("--cell expects BENCH:KEY=V"),
+                "{bad}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+
+    /// Parses `--cell $HARNESS_CELL` (run by the test above: a bad one
+    /// exits the process).
+    #[test]
+    fn parse_one_cell() {
+        if let Ok(v) = std::env::var("HARNESS_CELL") {
+            parse(&["--cell", &v]);
+        }
     }
 
     #[test]

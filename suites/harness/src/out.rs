@@ -116,6 +116,8 @@ impl Out {
             // This build takes `--case`: the tool may narrow its later
             // pairs to single cells (an older build runs whole locks).
             ("narrows_cases", true.into()),
+            // And `--cell`: exactly the cells named, not a cross product.
+            ("narrows_cells", true.into()),
         ]);
         record.set("variants", variants);
         self.emit(record);

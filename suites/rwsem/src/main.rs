@@ -207,7 +207,7 @@ fn rw_mix_bench(args: &Args, out: &Out, locks: &[(&str, Runner)]) {
                     ("writers", writers.into()),
                     ("cs_load", load.name().into()),
                 ]);
-                if !args.wants_case(&case) {
+                if !args.wants_case(rw_mix::BENCH, &case) {
                     continue;
                 }
                 let results: Vec<Round> = (0..rounds)

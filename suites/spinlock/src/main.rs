@@ -141,7 +141,7 @@ impl LockVisitor for LockUnlock<'_> {
         let duration = Duration::from_millis(args.duration_ms(LOCK_UNLOCK_MS.0, LOCK_UNLOCK_MS.1));
         for threads in args.thread_counts() {
             let case = case(L::NAME, threads);
-            if !args.wants_case(&case) {
+            if !args.wants_case(bench, &case) {
                 continue;
             }
             let mut checks = CellChecks::default();
@@ -206,7 +206,7 @@ impl LockVisitor for Stress<'_> {
         let rounds = args.rounds(STRESS_ROUNDS.0, STRESS_ROUNDS.1);
         let threads = args.thread_counts().into_iter().max().unwrap_or(1);
         let case = case(L::NAME, threads);
-        if !args.wants_case(&case) {
+        if !args.wants_case(self.bench, &case) {
             return;
         }
         let mut checks = CellChecks::default();

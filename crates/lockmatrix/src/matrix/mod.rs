@@ -26,4 +26,4 @@ pub use plan::rounds;
 pub use prepare::{packages_needed, prepare, PrepareError, Prepared, Subjects};
 pub use session::{run, Outcome, SessionError};
 #[cfg(test)]
-pub(crate) use unit::units;
+pub(crate) use unit::{units, Narrowing};

@@ -2,7 +2,7 @@
 //! on an ssh host, one side or both, as [`plan`](super::plan::plan) says.
 
 use super::plan::{plan, Folded, Side, Step};
-use super::unit::{units, Unit};
+use super::unit::{units, Narrowing, Unit};
 use crate::build::Binary;
 use crate::config::Target;
 use crate::protocol;
@@ -252,7 +252,7 @@ impl Site<'_> {
             ),
             self.suites,
         );
-        Some(units(&undecided, narrows_cases(h) && narrows_cases(b)))
+        Some(units(&undecided, narrowing(h).min(narrowing(b))))
     }
 
     /// Against stored baselines, after round `round` ran at a look: the
@@ -285,7 +285,7 @@ impl Site<'_> {
             max,
             self.suites,
         );
-        Some(units(&undecided, narrows_cases(h)))
+        Some(units(&undecided, narrowing(h)))
     }
 }
 
@@ -302,10 +302,10 @@ struct Schedule<'s> {
     max_pairs: usize,
 }
 
-/// Whether a side's suite takes `--case` (its env record says so; an
-/// older build or the C suite does not, and runs whole locks).
-fn narrows_cases(side: &Folded) -> bool {
-    side.parsed.env.as_ref().is_some_and(|e| e.narrows_cases)
+/// How finely a side's suite can be narrowed (its env record says; an
+/// older build or the C suite runs whole locks).
+fn narrowing(side: &Folded) -> Narrowing {
+    Narrowing::of(side.parsed.env.as_ref())
 }
 
 /// One suite's runs, once its steps are over or one ended badly.

@@ -1,8 +1,10 @@
 //! What one invocation of a pair runs once a look has decided some cells:
-//! one lock (`--lock`), and, where both sides' suites take it, only the
-//! benchmarks and case values of that lock's undecided cells (`--bench`,
-//! `--case KEY=V,..`). A contended rwsem cell still undecided at 40 pairs
-//! then costs its own 0.1 s a pair instead of its lock's whole second.
+//! one lock (`--lock`), and, where both sides' suites take it, only that
+//! lock's undecided cells: exactly (`--cell BENCH:KEY=V,..`, one each), or
+//! in older builds the benchmarks and case values they have (`--bench`,
+//! `--case KEY=V,..`, a cross product). A contended rwsem cell still
+//! undecided at 40 pairs then costs its own 0.1 s a pair instead of its
+//! lock's whole second.
 
 use crate::family::Undecided;
 use crate::name::Name;
@@ -19,6 +21,29 @@ pub struct Unit {
     /// holds one of the values: a cross product, so a case between two
     /// undecided ones may run too, which costs time and never a verdict.
     pub cases: BTreeMap<String, BTreeSet<String>>,
+    /// The lock's undecided cells exactly, as `--cell` takes them
+    /// (`BENCH:KEY=V,..`); when set, they narrow instead of `cases`.
+    pub cells: BTreeSet<String>,
+}
+
+/// How finely a suite's invocation can be narrowed, as its env record
+/// says: an older build takes `--lock` alone, then `--case`, now `--cell`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Narrowing {
+    Locks,
+    Cases,
+    Cells,
+}
+
+impl Narrowing {
+    /// What a suite run whose env record is `env` takes.
+    pub fn of(env: Option<&crate::protocol::Env>) -> Narrowing {
+        match env {
+            Some(e) if e.narrows_cells => Narrowing::Cells,
+            Some(e) if e.narrows_cases => Narrowing::Cases,
+            _ => Narrowing::Locks,
+        }
+    }
 }
 
 impl Unit {
@@ -31,6 +56,12 @@ impl Unit {
         if !self.benches.is_empty() {
             let benches: Vec<&str> = self.benches.iter().map(|b| b.as_str()).collect();
             args.extend(["--bench".to_string(), benches.join(",")]);
+        }
+        if !self.cells.is_empty() {
+            for cell in &self.cells {
+                args.extend(["--cell".to_string(), cell.clone()]);
+            }
+            return args;
         }
         for (key, values) in &self.cases {
             let values: Vec<&str> = values.iter().map(String::as_str).collect();
@@ -46,10 +77,11 @@ impl Unit {
 /// shared VM drifts over a second or so, and a lock measured 0.1 s after
 /// its twin instead of 0.5 s (the whole family between) spreads about a
 /// third less per pair (docs/gate.md, "Pull requests"). Otherwise the
-/// suite whole, in one invocation per side. With `by_case` (both sides'
-/// suites said `narrows_cases`), each lock's invocation runs only its
-/// undecided cells' benchmarks and case values.
-pub fn units(undecided: &[Undecided], by_case: bool) -> Vec<Unit> {
+/// suite whole, in one invocation per side. Where both sides' suites
+/// narrow further (`narrowing`), each lock's invocation runs only its
+/// undecided cells (`Cells`), or their benchmarks and case values
+/// (`Cases`).
+pub fn units(undecided: &[Undecided], narrowing: Narrowing) -> Vec<Unit> {
     let locks: Option<BTreeSet<Name>> = undecided.iter().map(|u| lock_of(&u.case)).collect();
     let locks = match locks {
         Some(l) if !l.is_empty() => l,
@@ -63,12 +95,21 @@ pub fn units(undecided: &[Undecided], by_case: bool) -> Vec<Unit> {
                 lock: Some(lock.clone()),
                 ..Unit::default()
             };
-            if !by_case {
+            if narrowing == Narrowing::Locks {
                 return unit;
             }
-            let mine = undecided
-                .iter()
-                .filter(|u| lock_of(&u.case).as_ref() == Some(&lock));
+            let mine = || {
+                undecided
+                    .iter()
+                    .filter(|u| lock_of(&u.case).as_ref() == Some(&lock))
+            };
+            let exact: Option<BTreeSet<String>> = mine().map(cell_flag).collect();
+            if let (Narrowing::Cells, Some(cells)) = (narrowing, exact) {
+                unit.benches = mine().map(|u| u.bench.clone()).collect();
+                unit.cells = cells;
+                return unit;
+            }
+            let mine = mine();
             let mut skip = BTreeSet::new();
             for u in mine {
                 unit.benches.insert(u.bench.clone());
@@ -89,6 +130,22 @@ pub fn units(undecided: &[Undecided], by_case: bool) -> Vec<Unit> {
             unit
         })
         .collect()
+}
+
+/// `u` as `--cell` takes it, `BENCH:KEY=V,..` (every key but `lock`,
+/// which `--lock` names), if the harness can match each value as printed.
+fn cell_flag(u: &Undecided) -> Option<String> {
+    let keys: Option<Vec<String>> = (u.case.iter())
+        .filter(|(k, _)| *k != "lock")
+        .map(|(k, v)| {
+            shown(v)
+                .filter(|_| flag_safe(k))
+                .map(|v| format!("{k}={v}"))
+        })
+        .collect();
+    let keys = keys?;
+    (!keys.is_empty() && !u.bench.as_str().contains(':'))
+        .then(|| format!("{}:{}", u.bench, keys.join(",")))
 }
 
 fn lock_of(case: &Map<String, Value>) -> Option<Name> {
@@ -143,7 +200,7 @@ mod tests {
                 &[("lock", "mcs".into()), ("threads", 1.into())],
             ),
         ];
-        let units = units(&u, true);
+        let units = units(&u, Narrowing::Cases);
         let args: Vec<Vec<String>> = units.iter().map(Unit::args).collect();
         assert_eq!(
             args,
@@ -167,7 +224,10 @@ mod tests {
             ]
         );
         // A suite that does not take `--case` runs whole locks.
-        let whole: Vec<Vec<String>> = super::units(&u, false).iter().map(Unit::args).collect();
+        let whole: Vec<Vec<String>> = super::units(&u, Narrowing::Locks)
+            .iter()
+            .map(Unit::args)
+            .collect();
         assert_eq!(whole, [vec!["--lock", "mcs"], vec!["--lock", "ticket"]]);
     }
 
@@ -185,7 +245,7 @@ mod tests {
                 ],
             )
         };
-        let units = units(&[c("half", "sleep1us"), c("half", "10")], true);
+        let units = units(&[c("half", "sleep1us"), c("half", "10")], Narrowing::Cases);
         assert_eq!(
             units[0].args(),
             [
@@ -206,6 +266,51 @@ mod tests {
     }
 
     #[test]
+    fn cells_run_exactly_where_both_sides_take_cell() {
+        let c = |mix: &str, load: &str, writers: i64| {
+            cell(
+                "rw_mix",
+                &[
+                    ("lock", "fair_rwspin".into()),
+                    ("mix", mix.into()),
+                    ("writers", writers.into()),
+                    ("cs_load", load.into()),
+                ],
+            )
+        };
+        let u = [c("half", "10", 1), c("all_writers", "1", 2)];
+        assert_eq!(
+            units(&u, Narrowing::Cells)[0].args(),
+            [
+                "--lock",
+                "fair_rwspin",
+                "--bench",
+                "rw_mix",
+                "--cell",
+                "rw_mix:cs_load=1,mix=all_writers,writers=2",
+                "--cell",
+                "rw_mix:cs_load=10,mix=half,writers=1"
+            ]
+        );
+        // The cross product an older build gets runs four cells for two.
+        let cases = units(&u, Narrowing::Cases)[0].args();
+        assert!(cases.contains(&"cs_load=1,10".to_string()), "{cases:?}");
+        // A value `--cell` cannot carry narrows that lock by `--case`.
+        let odd = cell(
+            "rw_mix",
+            &[
+                ("lock", "x".into()),
+                ("ratio", 0.5.into()),
+                ("mix", "half".into()),
+            ],
+        );
+        assert_eq!(
+            units(&[odd], Narrowing::Cells)[0].args(),
+            ["--lock", "x", "--bench", "rw_mix", "--case", "mix=half"]
+        );
+    }
+
+    #[test]
     fn values_the_harness_could_not_match_narrow_nothing() {
         let u = [cell(
             "b",
@@ -215,16 +320,24 @@ mod tests {
                 ("tag", "a,b".into()),
             ],
         )];
-        assert_eq!(units(&u, true)[0].args(), ["--lock", "l", "--bench", "b"]);
+        for narrowing in [Narrowing::Cases, Narrowing::Cells] {
+            assert_eq!(
+                units(&u, narrowing)[0].args(),
+                ["--lock", "l", "--bench", "b"]
+            );
+        }
     }
 
     #[test]
     fn cells_that_name_no_lock_run_the_suite_whole() {
         let fence = cell("single_thread", &[("op", "fence".into())]);
         let ticket = cell("lock_unlock", &[("lock", "ticket".into())]);
-        assert_eq!(units(std::slice::from_ref(&fence), true), [Unit::default()]);
-        assert_eq!(units(&[ticket, fence], true), [Unit::default()]);
-        assert!(units(&[], true).is_empty());
+        assert_eq!(
+            units(std::slice::from_ref(&fence), Narrowing::Cells),
+            [Unit::default()]
+        );
+        assert_eq!(units(&[ticket, fence], Narrowing::Cells), [Unit::default()]);
+        assert!(units(&[], Narrowing::Cells).is_empty());
         assert!(Unit::default().args().is_empty());
     }
 }
