@@ -291,3 +291,54 @@ fn where_miri_cannot_be_had_the_run_says_not_checked_the_rest_runs_and_require_g
     );
     assert_eq!(out.status.code(), Some(1), "{shown}");
 }
+
+/// Two trees built under Miri one after the other share its target dir,
+/// and cargo judges a package fresh by its files' times: a tree whose
+/// files are older than the other's build ran the other's binary (an
+/// `--against` base after its head; here a checkout beside a CI clone,
+/// whose harness no longer matched its own suite and failed to build).
+/// Each tree runs its own sources.
+#[test]
+fn a_tree_checked_under_miri_after_another_runs_its_own_sources() {
+    let miri = match lockmatrix::miri::find() {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("miri: NOT CHECKED here ({why}): the trees were not built");
+            return;
+        }
+    };
+    let _cpus = shared_cpus();
+    let work = scratch_dir("miri-trees");
+    let (a, b) = (work.join("a"), work.join("b"));
+    scratch_repo(&a);
+    scratch_repo(&b);
+    // Tree b's clients say which tree they are, and b is edited before a
+    // is built: its files are older than a's binaries.
+    let file = b.join("suites/spinlock/src/miri.rs");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let marked = text.replace("covers: \"", "covers: \"[tree b] ");
+    assert_ne!(marked, text);
+    std::fs::write(&file, marked).unwrap();
+    let check = |tree: &Path| {
+        let req = lockmatrix::miri::Request {
+            tree,
+            suites: &["spinlock"],
+            use_cache: false,
+            // Each client's listing is what is compared, not its seeds.
+            client_timeout: std::time::Duration::from_secs(1),
+        };
+        let checked = lockmatrix::miri::check(&req, &miri).unwrap();
+        assert!(!checked.results.is_empty(), "{tree:?}: no clients");
+        checked
+            .results
+            .iter()
+            .filter(|r| r.covers.starts_with("[tree b] "))
+            .count()
+    };
+    assert_eq!(check(&a), 0, "tree a ran tree b's sources");
+    let listed = check(&b);
+    assert!(listed > 0, "tree b ran tree a's binary");
+    // And back: a again runs a's.
+    assert_eq!(check(&a), 0, "tree a ran tree b's binary");
+    std::fs::remove_dir_all(&work).unwrap();
+}

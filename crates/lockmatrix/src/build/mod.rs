@@ -50,13 +50,15 @@ pub fn sources_hash(root: &Path, features: &[String]) -> std::io::Result<String>
     Ok(crate::file::sha256(&all))
 }
 
-/// The workspace packages built for the targets, suites and harness.
-fn packages() -> impl Iterator<Item = &'static str> {
+/// The workspace packages built for the targets: the suites, the
+/// harness, and the lock crate under test (`subject`, which a `--crate`
+/// tree generates).
+pub(crate) fn packages() -> impl Iterator<Item = &'static str> {
     crate::select::SUITES
         .iter()
         .filter(|s| s.lang == crate::select::Lang::Rust)
         .map(|s| s.name)
-        .chain(std::iter::once("harness"))
+        .chain(["harness", "subject"])
 }
 
 /// Makes sure cargo rebuilds the suites when `sources` differ from the

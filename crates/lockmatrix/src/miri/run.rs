@@ -4,9 +4,11 @@
 //! client, each killed with its process group when its time is up.
 //!
 //! The target dir is the cache's `miri-target`, shared by every tree on
-//! the machine (the checkout, `--against` worktrees, `--crate` trees: each
-//! tree's packages are its own to cargo); one process at a time builds and
-//! runs there.
+//! the machine (the checkout, `--against` worktrees, `--crate` trees);
+//! one process at a time builds and runs there. Cargo takes a workspace
+//! package at the same place in two trees for one, fresh by its files'
+//! times, so a tree other than the one built there last has its packages
+//! cleaned first ([`forget_other_tree`]), as the other builds do.
 
 use super::error::MiriError;
 use super::record::{self, Listed, Seeds, Solo};
@@ -139,6 +141,35 @@ fn cargo_miri_run(miri: &Miri, held: &Held, tree: &Path, suite: &str, args: &[&s
     cmd
 }
 
+/// Cleans the workspace packages out of the Miri target dir when they
+/// were last built from other sources than `tree`'s: an `--against` base
+/// whose files are older than its head's build would otherwise run the
+/// head's binary, and a harness changed in one tree would be linked to
+/// another tree's suite.
+fn forget_other_tree(miri: &Miri, held: &Held, tree: &Path) -> Result<(), MiriError> {
+    let sources = crate::build::sources_hash(tree, &[]).map_err(|e| MiriError::io(tree, e))?;
+    let stamp = held.dir.join("lockmatrix-sources");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == sources) {
+        return Ok(());
+    }
+    // Plain `cargo clean -p` of Miri's part of the dir (`cargo miri clean`
+    // takes no `-p`: it empties the dir and Miri's std with it).
+    let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let mut clean = miri.command(&["cargo", "clean", "-q", "--target", &host]);
+    for p in crate::build::packages() {
+        clean.args(["-p", p]);
+    }
+    clean
+        .current_dir(tree)
+        .env("CARGO_TARGET_DIR", held.dir.join("miri"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // What it says does not matter: a package never built here has
+    // nothing stale to clean.
+    let _ = clean.status();
+    std::fs::write(&stamp, sources).map_err(|e| MiriError::io(&stamp, e))
+}
+
 /// Builds `suite` of the tree under Miri and lists its locks' clients;
 /// with the seconds that took.
 pub fn list(
@@ -147,6 +178,7 @@ pub fn list(
     tree: &Path,
     suite: &str,
 ) -> Result<(Vec<Listed>, f64), MiriError> {
+    forget_other_tree(miri, held, tree)?;
     let cmd = cargo_miri_run(miri, held, tree, suite, &["--list"]);
     let build = |log: String| MiriError::Build {
         suite: suite.to_string(),

@@ -62,9 +62,9 @@ pub fn build(
     let stamp = dir.join("lockmatrix-sources");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(sources.as_str()) {
         let mut clean = cargo(tc, root, &dir);
-        clean.args(["clean", "--release", "-p", "harness"]);
-        for s in suites {
-            clean.args(["-p", s]);
+        clean.args(["clean", "--release"]);
+        for p in crate::build::packages() {
+            clean.args(["-p", p]);
         }
         // What it says does not matter: a package never built here has
         // nothing stale to clean.
