@@ -17,8 +17,11 @@ use super::record::MiriResult;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Bumped when what a key covers or an entry holds changes.
-const FORMAT: u32 = 1;
+/// Bumped when what a key covers or an entry holds changes, or when
+/// entries may be wrong: 2, because before it a tree built after another
+/// in the shared target dir could run the other's binary and keep its
+/// results under its own key (`run::forget_other_tree`).
+const FORMAT: u32 = 2;
 
 /// A suite's cached check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
