@@ -296,8 +296,10 @@ fn where_miri_cannot_be_had_the_run_says_not_checked_the_rest_runs_and_require_g
 /// and cargo judges a package fresh by its files' times: a tree whose
 /// files are older than the other's build ran the other's binary (an
 /// `--against` base after its head; here a checkout beside a CI clone,
-/// whose harness no longer matched its own suite and failed to build).
-/// Each tree runs its own sources.
+/// whose harness no longer matched its own suite and failed to build),
+/// and cargo-miri's binary runs Miri from the tree it was built in (a
+/// deleted copy of the same sources left it nothing to run). Each tree
+/// runs its own sources, from its own place.
 #[test]
 fn a_tree_checked_under_miri_after_another_runs_its_own_sources() {
     let miri = match lockmatrix::miri::find() {
@@ -340,5 +342,11 @@ fn a_tree_checked_under_miri_after_another_runs_its_own_sources() {
     assert!(listed > 0, "tree b ran tree a's binary");
     // And back: a again runs a's.
     assert_eq!(check(&a), 0, "tree a ran tree b's binary");
+    // A copy of a (the same sources elsewhere), with a gone: cargo-miri's
+    // binary says how to run it from its tree, so c builds its own.
+    let c = work.join("c");
+    scratch_repo(&c);
+    std::fs::remove_dir_all(&a).unwrap();
+    assert_eq!(check(&c), 0, "tree c ran tree b's sources");
     std::fs::remove_dir_all(&work).unwrap();
 }

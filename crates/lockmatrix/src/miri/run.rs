@@ -142,12 +142,21 @@ fn cargo_miri_run(miri: &Miri, held: &Held, tree: &Path, suite: &str, args: &[&s
 }
 
 /// Cleans the workspace packages out of the Miri target dir when they
-/// were last built from other sources than `tree`'s: an `--against` base
+/// were last built from another tree, or other sources: an `--against` base
 /// whose files are older than its head's build would otherwise run the
 /// head's binary, and a harness changed in one tree would be linked to
 /// another tree's suite.
 fn forget_other_tree(miri: &Miri, held: &Held, tree: &Path) -> Result<(), MiriError> {
-    let sources = crate::build::sources_hash(tree, &[]).map_err(|e| MiriError::io(tree, e))?;
+    // The tree's place too, not only its contents: what cargo-miri builds
+    // for a binary is how to run it, from that tree (`cd TREE && miri
+    // ...`), and a deleted copy of the same sources cannot be run.
+    let sources = format!(
+        "{}\n{}",
+        crate::build::sources_hash(tree, &[]).map_err(|e| MiriError::io(tree, e))?,
+        tree.canonicalize()
+            .unwrap_or_else(|_| tree.to_path_buf())
+            .display()
+    );
     let stamp = held.dir.join("lockmatrix-sources");
     if std::fs::read_to_string(&stamp).is_ok_and(|s| s == sources) {
         return Ok(());
