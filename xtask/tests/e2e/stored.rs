@@ -136,7 +136,39 @@ fn stored_baselines_gate_a_native_family_at_the_defaults_look_by_look() {
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     let report = read_json(&json);
-    assert_eq!(report["result"], "pass", "{shown}");
+    // The 2-thread canary moves with where the host placed the two vCPUs,
+    // from one mode to another between a recording and a check on a
+    // shared VM (a CI run here: x1.50, 95% interval x1.12 to x3.75): then
+    // the contended cells are not compared, NOT GATED with the shift
+    // named, never FAIL, and the 1-thread cells still gate. Anything else
+    // but a pass fails the test.
+    let family: Vec<&Value> = (report["cells"].as_array().unwrap().iter())
+        .filter(|c| c["family"] == true)
+        .collect();
+    let incomparable: Vec<&&Value> = (family.iter())
+        .filter(|c| c["verdict"] == "incomparable")
+        .collect();
+    let by_canary = !incomparable.is_empty()
+        && incomparable.iter().all(|c| {
+            c["case"]["threads"] == 2
+                && c["note"]
+                    .as_str()
+                    .is_some_and(|n| n.contains("(canary [threads=2] x"))
+        });
+    match report["result"].as_str() {
+        Some("pass") => {}
+        Some("not_gated") if by_canary => {
+            let alone = family.iter().filter(|c| c["case"]["threads"] == 1);
+            assert!(alone.clone().count() >= 5, "{shown}");
+            assert!(alone.clone().all(|c| c["verdict"] == "cleared"), "{shown}");
+            eprintln!(
+                "stored: the 2-thread canary moved between recording and check ({} contended cells not compared): {}",
+                incomparable.len(),
+                incomparable[0]["note"]
+            );
+        }
+        _ => panic!("expected a pass: {shown}"),
+    }
     assert_gate_agrees(&repo, &newest(&results), &out, &report, &WIDE);
     let run = read_json(&newest(&results).join("run.json"));
     assert_eq!(run["targets"][0]["stored_rounds"], 30, "{shown}");
