@@ -93,11 +93,11 @@ enum Undecidable {
     Noisy(String),
 }
 
-/// [`Undecidable`] for suite run `s` of `t`, at the default thresholds
+/// [`Undecidable`] for suite run `s` of `t` (its cells, `collected`), at the default thresholds
 /// and the most rounds a later run plans against it.
-fn undecidable(t: &TargetResult, s: &SuiteRun) -> Undecidable {
+fn undecidable(t: &TargetResult, s: &SuiteRun, collected: Vec<cells::RunCell>) -> Undecidable {
     let opts = crate::family::GateOptions::default();
-    let (timed, counts) = crate::family::timed(cells::collect(&s.samples), t.runner);
+    let (timed, counts) = crate::family::timed(collected, t.runner);
     let max = crate::family::STORED_ROUNDS.0 as usize;
     let (mut short, mut noisy) = (Vec::new(), Vec::new());
     for (c, budget) in &timed {
@@ -291,16 +291,15 @@ fn select<'r>(run: &'r Run, which: Which, scope: Scope) -> Selection<'r> {
             } else if s.status != Status::Ok {
                 refusals.push(format!("{}/{}: {}", t.name, s.suite, s.status.label()));
             } else if scope == Scope::All {
-                match undecidable(t, s) {
+                let collected = cells::collect(&s.samples);
+                let place = format!("{}/{}", t.name, s.suite);
+                let busy = super::canary::busy_recording(&collected, &place);
+                match undecidable(t, s, collected) {
                     Undecidable::No => {}
                     Undecidable::Rounds(why) => refusals.push(why),
                     Undecidable::Noisy(why) => lines.push(why),
                 }
-                let place = format!("{}/{}", t.name, s.suite);
-                lines.extend(super::canary::busy_recording(
-                    &cells::collect(&s.samples),
-                    &place,
-                ));
+                lines.extend(busy);
             }
             selected.push((t, s));
         }
