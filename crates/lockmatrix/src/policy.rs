@@ -7,7 +7,7 @@
 //! | correctness checks | every target, QEMU included | any failure fails |
 //! | instruction counts (`Kind::Instructions`) | counted targets: QEMU targets, and native or ssh targets with `counted_under` | exactly: more than the reference (beyond the target's `insns_tolerance`) is a regression |
 //! | every other metric of every cell, 1-thread and contended: times, per-thread operations, slow-path counts | real hardware: native and ssh runners | statistically, each at the strictness its measured noise allows ([`crate::strictness`]): cleared, regression, inconclusive, or too noisy to gate here (said, with what would let it) |
-//! | a per-thread maximum (`*_max`), a fairness ratio near 0 (`fairness_cv`), per-thread counts of one thread | real hardware | shown: no direction is better, or another metric of the cell measures the same ([`Shown`]) |
+//! | a per-thread maximum (`*_max`), a fairness ratio near 0 (`*fairness_cv`), per-thread counts of one thread | real hardware | shown: no direction is better, or another metric of the cell measures the same ([`Shown`]) |
 //! | every timing | QEMU | advisory: emulator time is not the guest CPU's |
 //!
 //! Why: QEMU runs the guest's code at the emulator's speed, so its times say
@@ -69,9 +69,11 @@ pub enum Shown {
     /// The most one thread got (`acquisitions_max`, `writer_ops_max`): a
     /// fairer lock gives its luckiest thread less, so neither way is better.
     Maximum,
-    /// `fairness_cv`: near 0 for a fair lock, where its logarithm moves
-    /// by factors when nothing changed; the cell's per-thread minimum
-    /// gates fairness.
+    /// `fairness_cv` (rwsem: `reader_fairness_cv`, `writer_fairness_cv`):
+    /// near 0 for a fair lock, where its logarithm moves by factors when
+    /// nothing changed, and exactly 0 when two threads took turns (a pair
+    /// with a 0 cannot be compared, so such a cell would wait for pairs
+    /// that never come); the cell's per-thread minimum gates fairness.
     Ratio,
     /// A per-thread minimum or average of one thread: its time measures
     /// the same.
@@ -132,7 +134,7 @@ fn shown(metric: &str, contention: Contention) -> Option<Shown> {
         Some(Shown::Canary)
     } else if metric.ends_with("_max") {
         Some(Shown::Maximum)
-    } else if metric == "fairness_cv" {
+    } else if metric.ends_with("fairness_cv") {
         Some(Shown::Ratio)
     } else if per_thread && contention == Contention::Alone {
         Some(Shown::OneThread)
@@ -197,6 +199,8 @@ mod tests {
             ("acquisitions_max", two, Shown::Maximum),
             ("reader_ops_max", two, Shown::Maximum),
             ("fairness_cv", two, Shown::Ratio),
+            ("writer_fairness_cv", two, Shown::Ratio),
+            ("reader_fairness_cv", two, Shown::Ratio),
             ("acquisitions_min", one, Shown::OneThread),
             ("canary_ticks_per_op", two, Shown::Canary),
         ] {
