@@ -14,9 +14,11 @@ use std::time::Instant;
 
 pub mod c;
 mod job;
+mod stamp;
 mod store;
 
 pub use job::{Binary, BuildError, Built, Changed, Job, Tree};
+pub(crate) use stamp::{clean_packages, SourcesStamp};
 pub(crate) use store::lock_dir;
 pub use store::store_dir;
 use store::{builds_dir, built_before, keep, prune_store};
@@ -50,42 +52,21 @@ pub fn sources_hash(root: &Path, features: &[String]) -> std::io::Result<String>
     Ok(crate::file::sha256(&all))
 }
 
-/// The workspace packages built for the targets: the suites, the
-/// harness, and the lock crate under test (`subject`, which a `--crate`
-/// tree generates).
-pub(crate) fn packages() -> impl Iterator<Item = &'static str> {
-    crate::select::SUITES
-        .iter()
-        .filter(|s| s.lang == crate::select::Lang::Rust)
-        .map(|s| s.name)
-        .chain(["harness", "subject"])
-}
-
 /// Makes sure cargo rebuilds the suites when `sources` differ from the
-/// ones last built into this target dir. Cargo decides freshness by file
-/// times and treats a package at the same place in two checkouts (this
-/// tree and an `--against` worktree, or two clones sharing the cache) as
-/// one unit, so older files from another tree would pass for built.
-/// Cleaning the suite packages (their dependencies stay, and std is not
-/// in the target dir) settles it by content.
+/// ones last built into this target dir ([`stamp`]; std is not in the
+/// target dir).
 fn forget_other_sources(root: &Path, job: &Job, sources: &str) -> Result<(), BuildError> {
-    let stamp = target_dir(job).join("lockmatrix-sources");
-    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == sources) {
-        return Ok(());
+    match SourcesStamp::new(&target_dir(job), sources.to_string()).holds() {
+        true => Ok(()),
+        false => clean_suites(root, job),
     }
-    clean_suites(root, job)
 }
 
 /// `cargo clean` of the suite packages for `job` (dependencies stay).
 fn clean_suites(root: &Path, job: &Job) -> Result<(), BuildError> {
     let mut clean = cargo_for(root, job);
     clean.args(["clean", "--release", "--target", &job.target.triple]);
-    for p in packages() {
-        clean.args(["-p", p]);
-    }
-    // The result does not matter: a target dir that never built a package
-    // has nothing stale in it (and `clean -p` may say so).
-    clean.output().map_err(|e| BuildError::Around {
+    clean_packages(clean).map_err(|e| BuildError::Around {
         what: format!("cannot run {}: {e}", tc(job).cargo.display()),
     })?;
     // The record described the binaries just cleaned: kept, it would make
@@ -583,7 +564,7 @@ fn cargo_build(
         .map(|(s, b)| format!("{s} {}\n", b.sha256))
         .collect();
     let _ = std::fs::write(binaries_record(job), &record);
-    let _ = std::fs::write(target_dir(job).join("lockmatrix-sources"), sources);
+    let _ = SourcesStamp::new(&target_dir(job), sources.to_string()).write();
     let builds = builds_dir(&job.cache);
     if std::fs::create_dir_all(&builds).is_ok() {
         let _ = crate::file::replace(&builds.join(&key), &record);

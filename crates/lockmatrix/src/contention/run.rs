@@ -122,16 +122,11 @@ pub fn build(tc: &Toolchain, root: &Path, suites: &[&str]) -> Result<Built, Cont
         .map(|s| key(root, s, ""))
         .collect::<Result<Vec<_>, _>>()?
         .join("\n");
-    let stamp = dir.join("lockmatrix-sources");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(sources.as_str()) {
+    let stamp = crate::build::SourcesStamp::new(&dir, sources);
+    if !stamp.holds() {
         let mut clean = cargo();
         clean.args(["clean", "--release", "-p", "ccsim"]);
-        for p in crate::build::packages() {
-            clean.args(["-p", p]);
-        }
-        // What it says does not matter: a package never built here has
-        // nothing stale to clean.
-        let _ = clean.output();
+        let _ = crate::build::clean_packages(clean);
     }
     let mut cmd = cargo();
     cmd.args([
@@ -154,7 +149,9 @@ pub fn build(tc: &Toolchain, root: &Path, suites: &[&str]) -> Result<Built, Cont
     if let Some(s) = suites.iter().find(|s| !built.binary(s).is_file()) {
         return Err(failed(format!("error: the build made no binary {s}")));
     }
-    std::fs::write(&stamp, &sources).map_err(|e| ContentionError::io(&stamp, e))?;
+    stamp
+        .write()
+        .map_err(|e| ContentionError::io(stamp.path(), e))?;
     Ok(built)
 }
 

@@ -157,26 +157,19 @@ fn forget_other_tree(miri: &Miri, held: &Held, tree: &Path) -> Result<(), MiriEr
             .unwrap_or_else(|_| tree.to_path_buf())
             .display()
     );
-    let stamp = held.dir.join("lockmatrix-sources");
-    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == sources) {
+    let stamp = crate::build::SourcesStamp::new(&held.dir, sources);
+    if stamp.holds() {
         return Ok(());
     }
     // Plain `cargo clean -p` of Miri's part of the dir (`cargo miri clean`
     // takes no `-p`: it empties the dir and Miri's std with it).
     let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
     let mut clean = miri.command(&["cargo", "clean", "-q", "--target", &host]);
-    for p in crate::build::packages() {
-        clean.args(["-p", p]);
-    }
     clean
         .current_dir(tree)
-        .env("CARGO_TARGET_DIR", held.dir.join("miri"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // What it says does not matter: a package never built here has
-    // nothing stale to clean.
-    let _ = clean.status();
-    std::fs::write(&stamp, sources).map_err(|e| MiriError::io(&stamp, e))
+        .env("CARGO_TARGET_DIR", held.dir.join("miri"));
+    let _ = crate::build::clean_packages(clean);
+    stamp.write().map_err(|e| MiriError::io(stamp.path(), e))
 }
 
 /// Builds `suite` of the tree under Miri and lists its locks' clients;

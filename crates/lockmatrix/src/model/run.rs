@@ -59,16 +59,11 @@ pub fn build(
     })?;
     let sources =
         crate::build::sources_hash(root, features).map_err(|e| ModelError::io(root, e))?;
-    let stamp = dir.join("lockmatrix-sources");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(sources.as_str()) {
+    let stamp = crate::build::SourcesStamp::new(&dir, sources);
+    if !stamp.holds() {
         let mut clean = cargo(tc, root, &dir);
         clean.args(["clean", "--release"]);
-        for p in crate::build::packages() {
-            clean.args(["-p", p]);
-        }
-        // What it says does not matter: a package never built here has
-        // nothing stale to clean.
-        let _ = clean.output();
+        let _ = crate::build::clean_packages(clean);
     }
     let mut cmd = cargo(tc, root, &dir);
     cmd.args([
@@ -100,7 +95,7 @@ pub fn build(
             log,
         });
     }
-    std::fs::write(&stamp, &sources).map_err(|e| ModelError::io(&stamp, e))?;
+    stamp.write().map_err(|e| ModelError::io(stamp.path(), e))?;
     Ok(built)
 }
 
