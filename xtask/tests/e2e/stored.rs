@@ -35,6 +35,7 @@ fn on_testbed(dir: &Path, args: &[&str]) -> Output {
 /// `baseline update` asks for, and commits them.
 fn record(repo: &Path, results: &Path) {
     let mut rounds = "10".to_string();
+    let mut refusals = Vec::new();
     for attempt in 0..3 {
         let out = on_testbed(
             repo,
@@ -79,12 +80,16 @@ fn record(repo: &Path, results: &Path) {
             .and_then(|t| t.split('`').next())
             .unwrap_or_else(|| panic!("a refusal without the rounds: {said}"))
             .to_string();
+        refusals.push(format!("{rounds} rounds: {said}"));
         rounds = match attempt {
             0 => named,
             _ => lockmatrix::family::STORED_BASELINE_MOST.to_string(),
         };
     }
-    panic!("baseline update refused three recordings");
+    panic!(
+        "baseline update refused three recordings:\n{}",
+        refusals.join("\n")
+    );
 }
 
 /// The rounds each lock's 1-thread lock+unlock cell of `run`'s x86_64

@@ -1753,6 +1753,57 @@ fn baseline_update_refuses_a_native_family_too_short_to_decide_a_later_run() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A timing cell with values in only some rounds (a stress run whose
+/// threads never all ran at once has no per-thread shares) asks for the
+/// rounds that give it the values it needs, and those are enough; at the
+/// most rounds ever asked for it is recorded and said, never refused, so
+/// that recording what `baseline update` names always ends.
+#[test]
+fn baseline_update_asks_a_sparse_cell_for_rounds_not_values() {
+    let mut rng = Rng::new(59);
+    let dir = temp_dir("update-sparse");
+    // Cell `op000` has a value in every `every`-th round only.
+    let recording = |rng: &mut Rng, rounds: usize, every: u32| {
+        let mut run = one_suite(
+            "x86_64",
+            "native",
+            "atomic",
+            &noisy_cells(rng, 4, rounds, 0.02, |_| 1.0),
+        );
+        run.targets[0].suites[0]
+            .samples
+            .retain(|s| s.case["op"] != "op000" || s.round % every == 0);
+        run
+    };
+    let update = |run: &Run| update_baselines(run, &dir, None, None, &crate::commit::test_id("c"));
+    // 12 rounds, 6 values: at least the fewest values a baseline holds,
+    // at the rate it has them.
+    let err = update(&recording(&mut rng, 12, 2)).unwrap_err().to_string();
+    let named: usize = err
+        .split("--rounds ")
+        .nth(1)
+        .and_then(|t| t.split('`').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        named >= 2 * crate::family::STORED_BASELINE_LEAST,
+        "{named}: {err}"
+    );
+    assert!(err.contains("its timing cells have 12 rounds"), "{err}");
+    update(&recording(&mut rng, named, 2)).unwrap();
+    // The most rounds ever asked for, and still 6 values: recorded, said.
+    let most = crate::family::STORED_BASELINE_MOST;
+    let lines = update(&recording(&mut rng, most, 10)).unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("values in too few of its rounds")
+                && l.contains(&format!("(6 of {most} rounds, "))),
+        "{lines:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `baseline update` says when a recording's 1-thread canary spread
 /// wide (the machine was busy while it recorded), and only then: a tight
 /// one, or a wide 2-thread one (which moves with where the host placed

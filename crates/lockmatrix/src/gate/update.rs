@@ -89,17 +89,28 @@ enum Undecidable {
     No,
     /// Too few rounds: refused, with the rounds to record.
     Rounds(String),
-    /// Too noisy for its threshold whatever the rounds: recorded, said.
-    Noisy(String),
+    /// Too noisy for its threshold whatever the rounds, or short of
+    /// values at the most rounds ever asked for: recorded, said.
+    Said(Vec<String>),
 }
 
 /// [`Undecidable`] for suite run `s` of `t` (its cells, `collected`), at the default thresholds
 /// and the most rounds a later run plans against it.
+///
+/// A cell may have values in fewer rounds than were recorded (a stress
+/// run whose threads never all ran at once has no per-thread shares): it
+/// asks for as many more rounds as it lacks values, and once the
+/// recording has [`crate::family::STORED_BASELINE_MOST`] rounds, the most
+/// ever asked for, it is recorded as it is and said, never refused.
 fn undecidable(t: &TargetResult, s: &SuiteRun, collected: Vec<cells::RunCell>) -> Undecidable {
     let opts = crate::family::GateOptions::default();
+    let recorded = collected.iter().map(|c| c.samples.len()).max().unwrap_or(0);
     let (timed, counts) = crate::family::timed(collected, t.runner);
     let max = crate::family::STORED_ROUNDS.0 as usize;
-    let (mut short, mut noisy) = (Vec::new(), Vec::new());
+    let most = crate::family::STORED_BASELINE_MOST;
+    let label =
+        |c: &cells::RunCell| format!("{} [{}]", c.key.bench, crate::protocol::case_label(&c.case));
+    let (mut short, mut noisy, mut sparse) = (Vec::new(), Vec::new(), Vec::new());
     for (c, budget) in &timed {
         let Some(values) = cells::lower_is_better(&c.samples, c.better) else {
             continue;
@@ -111,13 +122,20 @@ fn undecidable(t: &TargetResult, s: &SuiteRun, collected: Vec<cells::RunCell>) -
             max,
         );
         match needed {
-            Some(n) if n > values.len() => short.push((n, values.len())),
+            Some(n) if n > values.len() => {
+                // `n` values, at the rate this cell had them.
+                let rounds = (n * recorded).div_ceil(values.len().max(1)).min(most);
+                match recorded < rounds {
+                    true => short.push((rounds, recorded)),
+                    false => sparse.push(format!(
+                        "{} ({} of {recorded} rounds, {n} needed)",
+                        label(c),
+                        values.len()
+                    )),
+                }
+            }
             Some(_) => {}
-            None => noisy.push(format!(
-                "{} [{}]",
-                c.key.bench,
-                crate::protocol::case_label(&c.case)
-            )),
+            None => noisy.push(label(c)),
         }
     }
     let place = format!("{}/{}", t.name, s.suite);
@@ -127,13 +145,24 @@ fn undecidable(t: &TargetResult, s: &SuiteRun, collected: Vec<cells::RunCell>) -
             t.name
         ));
     }
-    match noisy.is_empty() {
-        true => Undecidable::No,
-        false => Undecidable::Noisy(format!(
+    let mut said = Vec::new();
+    if !noisy.is_empty() {
+        said.push(format!(
             "{place}: recorded, but {} too noisy for the threshold to be decided against stored baselines (later verdicts inconclusive; gate with --against): {}",
             if noisy.len() == 1 { "1 timing cell is" } else { "some timing cells are" },
             noisy.join(", ")
-        )),
+        ));
+    }
+    if !sparse.is_empty() {
+        said.push(format!(
+            "{place}: recorded, but {} values in too few of its rounds to be decided against stored baselines (later verdicts may be inconclusive; gate with --against): {}",
+            if sparse.len() == 1 { "1 timing cell has" } else { "some timing cells have" },
+            sparse.join(", ")
+        ));
+    }
+    match said.is_empty() {
+        true => Undecidable::No,
+        false => Undecidable::Said(said),
     }
 }
 
@@ -297,7 +326,7 @@ fn select<'r>(run: &'r Run, which: Which, scope: Scope) -> Selection<'r> {
                 match undecidable(t, s, collected) {
                     Undecidable::No => {}
                     Undecidable::Rounds(why) => refusals.push(why),
-                    Undecidable::Noisy(why) => lines.push(why),
+                    Undecidable::Said(why) => lines.extend(why),
                 }
                 lines.extend(busy);
             }
