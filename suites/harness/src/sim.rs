@@ -35,8 +35,37 @@ pub struct Opts {
     pub machines: Vec<Machine>,
 }
 
+/// Why a model runner refused its flags (exit status 2).
+#[derive(Debug)]
+pub enum FlagError {
+    /// A flag that takes a value was last.
+    NoValue(&'static str),
+    /// A `--cpus` entry outside 1 to 64.
+    Cpus(String),
+    /// A `--machine` name the model does not have.
+    Machine(String),
+    /// `--line-bytes` other than 64 or 128.
+    LineBytes(String),
+    Unknown(String),
+}
+
+impl std::fmt::Display for FlagError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            FlagError::NoValue(flag) => write!(f, "{flag} needs a value"),
+            FlagError::Cpus(c) => write!(f, "--cpus {c}: expected 1 to 64"),
+            FlagError::Machine(n) => {
+                let known: Vec<&str> = ccsim::machine::all().iter().map(|m| m.name).collect();
+                write!(f, "--machine {n}: expected one of {}", known.join(", "))
+            }
+            FlagError::LineBytes(v) => write!(f, "--line-bytes {v}: expected 64 or 128"),
+            FlagError::Unknown(flag) => write!(f, "unknown flag {flag}"),
+        }
+    }
+}
+
 impl Opts {
-    pub fn from_env() -> Result<Opts, String> {
+    pub fn from_env() -> Result<Opts, FlagError> {
         let mut o = Opts {
             list: false,
             locks: None,
@@ -47,9 +76,9 @@ impl Opts {
         let mut spread = false;
         let mut line_bytes = None;
         let mut args = std::env::args().skip(1);
-        let list = |v: Option<String>, flag: &str| {
+        let list = |v: Option<String>, flag: &'static str| {
             v.map(|v| v.split(',').map(str::to_string).collect::<Vec<_>>())
-                .ok_or_else(|| format!("{flag} needs a value"))
+                .ok_or(FlagError::NoValue(flag))
         };
         while let Some(a) = args.next() {
             match a.as_str() {
@@ -58,10 +87,10 @@ impl Opts {
                 "--workload" => o.workloads = Some(list(args.next(), "--workload")?),
                 "--cpus" => {
                     o.cpus = list(args.next(), "--cpus")?
-                        .iter()
+                        .into_iter()
                         .map(|c| match c.parse::<usize>() {
                             Ok(n @ 1..=64) => Ok(n),
-                            _ => Err(format!("--cpus {c}: expected 1 to 64")),
+                            _ => Err(FlagError::Cpus(c)),
                         })
                         .collect::<Result<_, _>>()?
                 }
@@ -71,24 +100,18 @@ impl Opts {
                         ccsim::machine::all()
                     } else {
                         names
-                            .iter()
-                            .map(|n| {
-                                Machine::named(n).ok_or_else(|| {
-                                    let known: Vec<&str> =
-                                        ccsim::machine::all().iter().map(|m| m.name).collect();
-                                    format!("--machine {n}: expected one of {}", known.join(", "))
-                                })
-                            })
+                            .into_iter()
+                            .map(|n| Machine::named(&n).ok_or(FlagError::Machine(n)))
                             .collect::<Result<_, _>>()?
                     };
                 }
                 "--spread" => spread = true,
-                "--line-bytes" => match args.next().as_deref() {
-                    Some("64") => line_bytes = Some(64),
-                    Some("128") => line_bytes = Some(128),
-                    v => return Err(format!("--line-bytes {v:?}: expected 64 or 128")),
+                "--line-bytes" => match args.next().ok_or(FlagError::NoValue("--line-bytes"))? {
+                    v if v == "64" => line_bytes = Some(64),
+                    v if v == "128" => line_bytes = Some(128),
+                    v => return Err(FlagError::LineBytes(v)),
                 },
-                other => return Err(format!("unknown flag {other}")),
+                _ => return Err(FlagError::Unknown(a)),
             }
         }
         for m in &mut o.machines {
@@ -345,11 +368,11 @@ impl Run<'_> {
         let start = Instant::now();
         let result = simulate(self.machine, self.cpus, regions, |cpu| body(cpu, &tally));
         let secs = (start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-        let inner = tally.inner.into_inner().unwrap_or_else(|e| e.into_inner());
-        let result = match (result, &inner.violation) {
-            (Ok(_), Some(v)) => Err(format!("exclusion broken: {v}")),
+        let mut inner = tally.inner.into_inner().unwrap_or_else(|e| e.into_inner());
+        let result = match (result, inner.violation.take()) {
+            (Ok(_), Some(v)) => Err(RunError::Exclusion(v)),
             (Ok(r), None) => Ok(r),
-            (Err(e), _) => Err(e.to_string()),
+            (Err(e), _) => Err(RunError::Sim(e)),
         };
         let mut rec = obj([
             ("type", "contention".into()),
@@ -374,12 +397,29 @@ impl Run<'_> {
             }
             Err(e) => {
                 rec.set("type", "contention_error");
-                rec.set("error", e);
+                rec.set("error", e.to_string());
             }
         }
         rec.set("secs", secs);
         println!("{rec}");
         ok
+    }
+}
+
+/// Why a run has no numbers: its record's `error`.
+enum RunError {
+    /// Two holders inside at once (what the workload saw).
+    Exclusion(String),
+    /// The machine stopped it: a deadlock, a vCPU's panic, a bad vCPU count.
+    Sim(SimError),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            RunError::Exclusion(v) => write!(f, "exclusion broken: {v}"),
+            RunError::Sim(e) => write!(f, "{e}"),
+        }
     }
 }
 
@@ -413,7 +453,7 @@ pub fn exit(all_ok: bool) -> ExitCode {
 }
 
 /// Exit status 2 with the flag error.
-pub fn bad_flags(why: &str) -> ExitCode {
+pub fn bad_flags(why: &FlagError) -> ExitCode {
     eprintln!("error: {why}");
     ExitCode::from(2)
 }
