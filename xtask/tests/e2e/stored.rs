@@ -94,6 +94,16 @@ fn record(repo: &Path, results: &Path) {
     );
 }
 
+/// Whether every count of rounds is one of the stored looks' (every 5,
+/// at most the run's 30) and more than half are the first's (5).
+fn at_looks_most_at_the_first(rounds: impl Iterator<Item = usize>) -> bool {
+    let rounds: Vec<usize> = rounds.collect();
+    let at_first = rounds.iter().filter(|n| **n == 5).count();
+    !rounds.is_empty()
+        && rounds.iter().all(|n| n % 5 == 0 && (5..=30).contains(n))
+        && at_first * 2 > rounds.len()
+}
+
 /// The rounds each lock's 1-thread lock+unlock cell of `run`'s x86_64
 /// spinlock ran.
 fn family_rounds(run: &Value) -> Vec<(String, usize)> {
@@ -181,9 +191,13 @@ fn stored_baselines_gate_a_native_family_at_the_defaults_look_by_look() {
     assert_eq!(run["targets"][0]["stored_rounds"], 30, "{shown}");
     let rounds = family_rounds(&run);
     assert!(rounds.len() >= 5, "{rounds:?}");
-    assert!(rounds.iter().all(|(_, n)| *n == 5), "{rounds:?}\n{shown}");
-    // Every timing cell, 1-thread and contended, decided at the first
-    // look: none regressed, none left undecided.
+    assert!(
+        at_looks_most_at_the_first(rounds.iter().map(|(_, n)| *n)),
+        "{rounds:?}\n{shown}"
+    );
+    // Every timing cell, 1-thread and contended, decided at a look, most
+    // at the first (a CI runner held a contended cell to the second):
+    // none regressed, none left undecided.
     assert_eq!(report["counts"]["regression"], 0, "{shown}");
     assert_eq!(report["counts"]["inconclusive"], 0, "{shown}");
     let timed = report["cells"]
@@ -194,7 +208,21 @@ fn stored_baselines_gate_a_native_family_at_the_defaults_look_by_look() {
         .count();
     assert!(timed > rounds.len(), "contended cells gate too: {timed}");
     assert!(shown.contains("0 regressions, 0 inconclusive)"), "{shown}");
-    assert!(shown.contains("by 5 rounds"), "{shown}");
+    let cleared: Vec<usize> = (family.iter())
+        .filter(|c| c["verdict"] == "cleared")
+        .map(|c| c["look"]["pairs"].as_u64().unwrap() as usize)
+        .collect();
+    assert!(
+        at_looks_most_at_the_first(cleared.iter().copied()),
+        "{cleared:?}\n{shown}"
+    );
+    // The report's line: the cleared cells, by the most rounds one took.
+    let line = format!(
+        "x86_64/spinlock: {} cells, by {} rounds",
+        cleared.len(),
+        cleared.iter().max().unwrap()
+    );
+    assert!(shown.contains(&line), "{line}\n{shown}");
 
     // About a hundredfold slower ticket lock: a regression at a look, by
     // name, while the other locks stop at the first.
@@ -248,16 +276,17 @@ fn stored_baselines_gate_a_native_family_at_the_defaults_look_by_look() {
         .filter(|(l, _)| l != "ticket")
         .map(|(_, n)| *n)
         .collect();
-    let at_first = others.iter().filter(|n| **n == 5).count();
     assert!(
-        others.iter().all(|n| n % 5 == 0 && *n <= 30) && at_first * 2 > others.len(),
+        at_looks_most_at_the_first(others.iter().copied()),
         "{rounds:?}"
     );
     std::fs::remove_dir_all(&work).unwrap();
 }
 
 /// A stored comparison is unpaired: a busier machine moves every cell.
-/// Recorded on a quiet machine, checked under two CPU hogs, the run never
+/// Recorded on a quiet machine, checked under a CPU hog per CPU (two here;
+/// on a bigger runner, two would leave the suites' threads idle CPUs of
+/// their own, and nothing would move), the run never
 /// fails: its canary moved, and its timings are not compared (NOT GATED,
 /// the shift named). Under the same hogs, a real slowdown still fails
 /// through `--against`, whose pairs share the machine's state.
@@ -274,7 +303,7 @@ fn a_busier_testbed_is_never_a_slower_lock_and_against_still_fails_a_real_one() 
         "the baseline records the canary"
     );
 
-    let hog = Hog::start(2);
+    let hog = Hog::start(std::thread::available_parallelism().map_or(2, |n| n.get()));
     let json = work.join("busy.json");
     let out = on_testbed(
         &repo,
