@@ -123,11 +123,14 @@ pub struct Stored {
     pub suites: std::collections::BTreeMap<String, Vec<StoredCell>>,
 }
 
-/// One stored timing cell: its key and its values, lower is better.
+/// One stored timing cell: its key, its values (lower is better), and
+/// the rounds its baseline recorded (more than its values where a round
+/// gave it none).
 #[derive(Debug, Clone)]
 pub struct StoredCell {
     pub key: cells::CellKey,
     pub values: Vec<f64>,
+    pub rounds: usize,
 }
 
 /// The looks against stored baselines: every [`STORED_LOOK_EVERY`]
@@ -151,7 +154,7 @@ pub const STORED_BASELINE_LEAST: usize = 10;
 pub fn stored_strictness(
     opts: &GateOptions,
     (budget, counts, suites): (Budget, Counts, usize),
-    base: &[f64],
+    base: strictness::Recorded,
     looks: &[usize],
 ) -> Strictness {
     let alpha = strictness::level(opts, budget, suites, counts);
@@ -215,7 +218,11 @@ pub fn pending_stored(
                 return false;
             };
             let looks = stored_looks(Some(max_rounds), hv.len());
-            let s = stored_strictness(opts, (*budget, counts, suites), &b.values, &looks);
+            let recorded = strictness::Recorded {
+                values: &b.values,
+                rounds: b.rounds,
+            };
+            let s = stored_strictness(opts, (*budget, counts, suites), recorded, &looks);
             if s.too_noisy() {
                 return false;
             }

@@ -252,6 +252,45 @@ pub enum NoiseSource {
     Baseline,
 }
 
+/// A stored baseline's values of one timing cell, lower is better, and
+/// the rounds the baseline recorded. A cell may have values in fewer
+/// rounds than were recorded (a stress round whose threads never all ran
+/// at once has no per-thread shares): more of its values cost more rounds,
+/// at the rate it had them.
+#[derive(Debug, Clone, Copy)]
+pub struct Recorded<'a> {
+    pub values: &'a [f64],
+    pub rounds: usize,
+}
+
+impl<'a> Recorded<'a> {
+    /// A value in every round.
+    pub fn full(values: &'a [f64]) -> Recorded<'a> {
+        Recorded {
+            values,
+            rounds: values.len(),
+        }
+    }
+
+    /// The rounds that give `n` values at the cell's rate.
+    pub fn rounds_for(&self, n: usize) -> usize {
+        let (values, rounds) = (self.values.len(), self.rounds.max(self.values.len()));
+        match values == rounds {
+            true => n,
+            false => (n * rounds).div_ceil(values.max(1)),
+        }
+    }
+
+    /// The values `rounds` rounds give at the cell's rate.
+    pub fn values_in(&self, rounds: usize) -> usize {
+        let (values, recorded) = (self.values.len(), self.rounds.max(self.values.len()));
+        match values == recorded {
+            true => rounds,
+            false => rounds * values / recorded,
+        }
+    }
+}
+
 /// A timing cell's strictness on this testbed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Strictness {
@@ -268,6 +307,9 @@ pub struct Strictness {
     pub spread: Option<f64>,
     /// The pairs (or rounds) the spread was measured on, and where.
     pub measured: usize,
+    /// The rounds those came from: more than `measured` where a stored
+    /// baseline's round gave the cell no value ([`Recorded`]).
+    pub recorded: usize,
     pub source: NoiseSource,
     /// The most pairs (rounds) the cell gets: its last look.
     pub most: usize,
@@ -306,6 +348,10 @@ impl Strictness {
         };
         let from = match self.source {
             NoiseSource::Pilot => format!("{} {}", self.measured, self.unit),
+            NoiseSource::Baseline if self.recorded > self.measured => format!(
+                "{} values of {} baseline rounds",
+                self.measured, self.recorded
+            ),
             NoiseSource::Baseline => format!("{} baseline rounds", self.measured),
         };
         let t = pct(self.threshold);
@@ -403,6 +449,7 @@ pub fn paired(
             alpha,
             spread,
             measured,
+            recorded: measured,
             source: NoiseSource::Pilot,
             most,
             resolution: Resolution::Resolved,
@@ -422,14 +469,18 @@ pub fn paired(
 /// level ([`stats::SequentialPlan::decidable_against_fixed`]). Short of
 /// rounds where a baseline of [`STORED_BASELINE_MOST`] rounds and a run
 /// planned as its profile plans (`planned`: those looks) would resolve
-/// it, too noisy where not even they would.
+/// it, too noisy where not even they would. The rounds it names give the
+/// values it needs at the rate the baseline had them.
 pub fn stored(
     opts: &GateOptions,
     budget: Budget,
     alpha: f64,
-    base: &[f64],
+    recorded: Recorded,
     (looks, planned): (&[usize], &[usize]),
 ) -> Strictness {
+    let base = recorded.values;
+    // The values the most rounds ever asked for would give.
+    let most_values = recorded.values_in(STORED_BASELINE_MOST);
     let spread = (base.len() >= LEAST_FOR_SPREAD)
         .then(|| stats::robust_spread(base))
         .flatten();
@@ -459,18 +510,18 @@ pub fn stored(
     // hurt: by bisection, each answer a plan's boundaries); `None` where
     // the baseline has them and only the run's rounds are short.
     let needs = |t: f64| {
-        if decidable(base.len(), planned, t) || !decidable(STORED_BASELINE_MOST, planned, t) {
+        if decidable(base.len(), planned, t) || !decidable(most_values, planned, t) {
             return None;
         }
-        let (mut lo, mut hi) = (base.len(), STORED_BASELINE_MOST);
-        while hi - lo > 1 {
+        let (mut lo, mut hi) = (base.len(), most_values);
+        while hi > lo + 1 {
             let mid = (lo + hi) / 2;
             match decidable(mid, planned, t) {
                 true => hi = mid,
                 false => lo = mid,
             }
         }
-        Some(hi)
+        Some(recorded.rounds_for(hi))
     };
     choose(
         Strictness {
@@ -480,6 +531,7 @@ pub fn stored(
             alpha,
             spread,
             measured: base.len(),
+            recorded: recorded.rounds.max(base.len()),
             source: NoiseSource::Baseline,
             most,
             resolution: Resolution::Resolved,
@@ -491,7 +543,7 @@ pub fn stored(
             false => decidable(rounds, planned, t),
         },
         needs,
-        STORED_BASELINE_MOST.max(base.len() + 1),
+        most_values.max(base.len() + 1),
     )
 }
 
@@ -691,15 +743,97 @@ mod tests {
         let quiet: Vec<f64> = (0..20)
             .map(|i| 100.0 * (1.0 + 0.01 * ((i % 5) as f64 - 2.0)))
             .collect();
-        let s = stored(&opts, Budget::Quiet, alpha, &quiet, (&looks, &looks));
+        let s = stored(
+            &opts,
+            Budget::Quiet,
+            alpha,
+            Recorded::full(&quiet),
+            (&looks, &looks),
+        );
         assert!(s.resolves() && s.threshold <= 0.10, "{}", s.line());
         assert_eq!(
             (s.source, s.measured, s.unit),
             (NoiseSource::Baseline, 20, "rounds")
         );
         let wild: Vec<f64> = (0..20).map(|i| 100.0 * 10f64.powi(i % 4)).collect();
-        let w = stored(&opts, Budget::Quiet, alpha, &wild, (&looks, &looks));
+        let w = stored(
+            &opts,
+            Budget::Quiet,
+            alpha,
+            Recorded::full(&wild),
+            (&looks, &looks),
+        );
         assert!(w.too_noisy(), "{}", w.line());
+    }
+
+    /// A stored cell with values in half its baseline's rounds needs
+    /// twice the rounds a full one needs for the same values, and says
+    /// what it has: values of rounds.
+    #[test]
+    fn a_sparse_stored_cell_names_the_rounds_that_give_its_values() {
+        let opts = GateOptions::default();
+        let counts = Counts {
+            quiet: 8,
+            contended: 30,
+        };
+        let alpha = level(&opts, Budget::Contended, 3, counts);
+        let looks = stats::SequentialPlan::looks_every(5, 30);
+        let mut short = 0;
+        for step in 1..40 {
+            let values: Vec<f64> = (0..12)
+                .map(|i| 100.0 * (1.0 + 0.01 * step as f64 * ((i % 5) as f64 - 2.0)))
+                .collect();
+            let full = stored(
+                &opts,
+                Budget::Contended,
+                alpha,
+                Recorded::full(&values),
+                (&looks, &looks),
+            );
+            let Resolution::Short { needs: Some(n) } = full.resolution else {
+                continue;
+            };
+            let half = Recorded {
+                values: &values,
+                rounds: 24,
+            };
+            let sparse = stored(&opts, Budget::Contended, alpha, half, (&looks, &looks));
+            if n > STORED_BASELINE_MOST / 2 {
+                // Past the values 60 rounds give at half the rate: a
+                // coarser threshold, or none.
+                assert!(
+                    sparse.threshold > full.threshold || sparse.too_noisy(),
+                    "{}",
+                    sparse.line()
+                );
+                continue;
+            }
+            short += 1;
+            assert_eq!(sparse.threshold, full.threshold, "{}", sparse.line());
+            assert_eq!(
+                sparse.resolution,
+                Resolution::Short { needs: Some(2 * n) },
+                "{}",
+                sparse.line()
+            );
+            assert!(
+                sparse.line().contains("12 values of 24 baseline rounds")
+                    && sparse
+                        .line()
+                        .contains(&format!("a baseline of {} rounds would", 2 * n)),
+                "{}",
+                sparse.line()
+            );
+            assert!(
+                full.line().contains("12 baseline rounds"),
+                "{}",
+                full.line()
+            );
+        }
+        assert!(
+            short > 0,
+            "no spread left a 12-value baseline short of rounds"
+        );
     }
 
     #[test]

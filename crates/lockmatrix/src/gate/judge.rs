@@ -30,6 +30,9 @@ pub(super) struct Pending {
     /// revision, else the stored baseline's and the run's.
     pub(super) base: Vec<f64>,
     pub(super) head: Vec<f64>,
+    /// The rounds a stored baseline recorded (`base` has fewer values
+    /// where a round gave the cell none); paired, `base`'s length.
+    pub(super) base_rounds: usize,
     /// The most pairs (rounds) the run planned it, its last look; `None`
     /// for a run planned no looks (`--rounds`, an older run): one look at
     /// the pairs or rounds there are.
@@ -132,6 +135,12 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
     let differs = Differs::of(ctx, &reference);
     let ordering = ordering_of(ctx, &reference, &differs.count, &mut out);
     let (_, counts) = crate::family::timed(run_cells.clone(), t.runner);
+    let base_rounds = reference.timing_rounds();
+    let run_rounds = (run_cells.iter())
+        .filter(|c| !c.kind().exact())
+        .map(|c| c.samples.len())
+        .max()
+        .unwrap_or(0);
     for cell in &run_cells {
         let mut r = cell_report(t, s, cell);
         if r.family {
@@ -153,7 +162,7 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
                     _ => None,
                 };
             if let (Some(b), Verdict::Incomparable, false) = (budget, r.verdict, reference.paired) {
-                r.rounds_needed = rounds_to_record(ctx, cell, (b, counts));
+                r.rounds_needed = rounds_to_record(ctx, (cell, run_rounds), (b, counts));
             }
             if let (Some(budget), Some((base, head))) = (budget, values) {
                 out.pending.push(Pending {
@@ -161,6 +170,7 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
                     budget,
                     counts,
                     suites: t.suites.len(),
+                    base_rounds: base_rounds.max(base.len()),
                     base,
                     head,
                     planned: ctx.planned,
@@ -286,20 +296,21 @@ fn cell_report(t: &TargetResult, s: &SuiteRun, cell: &RunCell) -> CellReport {
 
 /// For a timing cell whose stored baseline is another testbed's: the
 /// rounds a recording here would need for its baseline to gate later
-/// runs, from this run's spread.
+/// runs, from this run's spread, at the rate it had values in the run's
+/// `rounds`.
 fn rounds_to_record(
     ctx: &SuiteCtx,
-    cell: &RunCell,
+    (cell, rounds): (&RunCell, usize),
     (budget, counts): (Budget, Counts),
 ) -> Option<usize> {
-    cells::lower_is_better(&cell.samples, cell.better).and_then(|v| {
-        family::stored_rounds_needed(
-            ctx.opts,
-            (budget, counts, ctx.t.suites.len()),
-            &v,
-            family::STORED_ROUNDS.0 as usize,
-        )
-    })
+    let v = cells::lower_is_better(&cell.samples, cell.better)?;
+    let needed = family::stored_rounds_needed(
+        ctx.opts,
+        (budget, counts, ctx.t.suites.len()),
+        &v,
+        family::STORED_ROUNDS.0 as usize,
+    )?;
+    Some(crate::strictness::Recorded { values: &v, rounds }.rounds_for(needed))
 }
 
 /// The recount whose counts stood in for the stored ones, with what it
@@ -663,7 +674,11 @@ fn decide_cell(
     } else {
         let looks = family::stored_looks(c.planned, c.head.len());
         let last = *looks.last().expect("looks");
-        let s = family::stored_strictness(opts, budget, &c.base, &looks);
+        let recorded = crate::strictness::Recorded {
+            values: &c.base,
+            rounds: c.base_rounds,
+        };
+        let s = family::stored_strictness(opts, budget, recorded, &looks);
         let plan = family::stored_plan(opts, &s, c.base.len(), looks);
         (s, plan, stats::min_p_value(c.base.len(), last), last)
     };
@@ -725,15 +740,21 @@ fn decide_cell(
                 "{last} pairs cannot reach p < {level:.1e} (smallest p {min_p:.1e}): run more pairs (--rounds)"
             )
         } else {
-            // For a later run, which plans the default looks.
+            // For a later run, which plans the default looks: the
+            // rounds that give the values it needs.
+            let recorded = crate::strictness::Recorded {
+                values: &c.base,
+                rounds: c.base_rounds,
+            };
             let more = family::stored_rounds_needed(
                 opts,
                 budget,
                 &c.base,
                 last.max(family::STORED_ROUNDS.0 as usize),
-            );
+            )
+            .map(|n| recorded.rounds_for(n));
             timing.unreachable = Some((r.target.clone(), more));
-            stored_unreachable(c.base.len(), last, level, min_p, more)
+            stored_unreachable(recorded, last, level, min_p, more)
         });
     }
     r.look = Some(Look {
@@ -798,14 +819,18 @@ fn verdict_at(
 /// would (`more`: the rounds to record its baselines with, `None`: too
 /// noisy for any).
 fn stored_unreachable(
-    base_rounds: usize,
+    recorded: crate::strictness::Recorded,
     last: usize,
     level: f64,
     min_p: f64,
     more: Option<usize>,
 ) -> String {
+    let base = match (recorded.values.len(), recorded.rounds) {
+        (v, r) if r > v => format!("{v} values of {r} rounds"),
+        (v, _) => format!("{v} rounds"),
+    };
     format!(
-        "its baseline's {base_rounds} rounds and this run's {last} cannot reach p < {level:.1e} (smallest p {min_p:.1e}): {}",
+        "its baseline's {base} and this run's {last} cannot reach p < {level:.1e} (smallest p {min_p:.1e}): {}",
         match more {
             Some(m) => format!("record its baselines with at least {m} rounds"),
             None => "its noise is too large for its threshold against stored baselines: gate it with --against".into(),

@@ -124,7 +124,11 @@ fn undecidable(t: &TargetResult, s: &SuiteRun, collected: Vec<cells::RunCell>) -
         match needed {
             Some(n) if n > values.len() => {
                 // `n` values, at the rate this cell had them.
-                let rounds = (n * recorded).div_ceil(values.len().max(1)).min(most);
+                let rate = crate::strictness::Recorded {
+                    values: &values,
+                    rounds: recorded,
+                };
+                let rounds = rate.rounds_for(n).min(most);
                 match recorded < rounds {
                     true => short.push((rounds, recorded)),
                     false => sparse.push(format!(
