@@ -125,6 +125,11 @@ fn locks() -> Vec<Entry> {
 const QUICK_MS: u64 = 50;
 const FULL_MS: u64 = 1000;
 
+/// One rw_mix round's window, as measured and as recorded.
+fn rw_mix_window(args: &Args) -> Duration {
+    Duration::from_millis(args.duration_ms(QUICK_MS, FULL_MS))
+}
+
 #[cfg(loom)]
 fn main() -> ExitCode {
     model::main()
@@ -187,7 +192,7 @@ fn bench_main() -> ExitCode {
             ("fair_rwspin", "phase_fair_ticket".into()),
             (
                 "rw_mix_window_ms",
-                args.duration_ms(QUICK_MS, FULL_MS).into(),
+                (rw_mix_window(&args).as_millis() as u64).into(),
             ),
         ]),
     );
@@ -202,7 +207,7 @@ fn bench_main() -> ExitCode {
 fn rw_mix_bench(args: &Args, out: &Out, locks: &[(&str, Runner)]) {
     let n = args.thread_counts().into_iter().max().unwrap_or(2).max(2);
     let rounds = args.rounds(3, 5);
-    let duration = Duration::from_millis(args.duration_ms(QUICK_MS, FULL_MS));
+    let duration = rw_mix_window(args);
     for &(lock, run_round) in locks {
         for load in LOADS {
             for mix in MIXES {

@@ -73,6 +73,11 @@ const LOCK_UNLOCK_ROUNDS: (usize, usize) = (3, 10);
 /// coarser (docs/gate.md, "spinlock's window halved").
 const LOCK_UNLOCK_MS: (u64, u64) = (30, 1000);
 const STRESS_ROUNDS: (usize, usize) = (3, 10);
+
+/// One lock_unlock round's window, as measured and as recorded.
+fn lock_unlock_window(args: &Args) -> Duration {
+    Duration::from_millis(args.duration_ms(LOCK_UNLOCK_MS.0, LOCK_UNLOCK_MS.1))
+}
 /// Seed 003's loop_count is 4,000,000; quick keeps one emulated run short.
 const S1_LOOPS: (u64, u64) = (50_000, 4_000_000);
 const S2_LOOPS: (u64, u64) = (10_000, 4_000_000);
@@ -81,7 +86,7 @@ fn variants(args: &Args) -> J {
     obj([
         (
             "lock_unlock_window_ms",
-            args.duration_ms(LOCK_UNLOCK_MS.0, LOCK_UNLOCK_MS.1).into(),
+            (lock_unlock_window(args).as_millis() as u64).into(),
         ),
         ("locks", locks::names().to_vec().into()),
         ("lock_crates", lock_crates()),
@@ -145,7 +150,7 @@ impl LockVisitor for LockUnlock<'_> {
         let (out, args) = (self.out, self.args);
         let bench = "lock_unlock";
         let rounds = args.rounds(LOCK_UNLOCK_ROUNDS.0, LOCK_UNLOCK_ROUNDS.1);
-        let duration = Duration::from_millis(args.duration_ms(LOCK_UNLOCK_MS.0, LOCK_UNLOCK_MS.1));
+        let duration = lock_unlock_window(args);
         for threads in args.thread_counts() {
             let case = case(L::NAME, threads);
             if !args.wants_case(bench, &case) {
