@@ -72,6 +72,17 @@ impl RunCell {
     }
 }
 
+/// The rounds a suite's timings were recorded over, from each cell's unit
+/// and number of values: the most values any timing cell has (a cell may
+/// have fewer, where a round gave it none).
+pub fn timing_rounds<'a>(cells: impl IntoIterator<Item = (&'a str, usize)>) -> usize {
+    (cells.into_iter())
+        .filter(|(unit, _)| !Kind::of(unit).exact())
+        .map(|(_, values)| values)
+        .max()
+        .unwrap_or(0)
+}
+
 /// Groups a suite run's samples into cells, sorted by [`CellKey`], each
 /// cell's values in round order.
 pub fn collect(samples: &[Sample]) -> Vec<RunCell> {

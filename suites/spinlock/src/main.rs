@@ -73,14 +73,14 @@ const LOCK_UNLOCK_ROUNDS: (usize, usize) = (3, 10);
 /// coarser (docs/gate.md, "spinlock's window halved").
 const LOCK_UNLOCK_MS: (u64, u64) = (30, 1000);
 const STRESS_ROUNDS: (usize, usize) = (3, 10);
+/// Seed 003's loop_count is 4,000,000; quick keeps one emulated run short.
+const S1_LOOPS: (u64, u64) = (50_000, 4_000_000);
+const S2_LOOPS: (u64, u64) = (10_000, 4_000_000);
 
 /// One lock_unlock round's window, as measured and as recorded.
 fn lock_unlock_window(args: &Args) -> Duration {
     Duration::from_millis(args.duration_ms(LOCK_UNLOCK_MS.0, LOCK_UNLOCK_MS.1))
 }
-/// Seed 003's loop_count is 4,000,000; quick keeps one emulated run short.
-const S1_LOOPS: (u64, u64) = (50_000, 4_000_000);
-const S2_LOOPS: (u64, u64) = (10_000, 4_000_000);
 
 fn variants(args: &Args) -> J {
     obj([

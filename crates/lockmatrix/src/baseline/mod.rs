@@ -416,7 +416,9 @@ pub fn stored_timings(
         if !b.testbed.differences(&testbed).is_empty() {
             continue;
         }
-        let rounds = b.timing_rounds();
+        let rounds = crate::cells::timing_rounds(
+            (b.cells.iter()).map(|c| (c.unit.as_str(), c.samples.len())),
+        );
         let cells = b
             .cells
             .iter()
@@ -490,18 +492,6 @@ pub struct Baseline {
     /// the same counts, whatever compiler label either records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binary: Option<String>,
-}
-
-impl Baseline {
-    /// The rounds its timings were recorded over: the most values any
-    /// timing cell has (a cell may have fewer, where a round gave it none).
-    pub fn timing_rounds(&self) -> usize {
-        (self.cells.iter())
-            .filter(|c| !c.kind().exact())
-            .map(|c| c.samples.len())
-            .max()
-            .unwrap_or(0)
-    }
 }
 
 /// `<baselines>/<target>/<suite>.json`. Target and suite are [`Name`]s, so

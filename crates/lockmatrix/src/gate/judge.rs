@@ -135,12 +135,11 @@ pub(super) fn suite(ctx: &SuiteCtx, reference: SuiteReference) -> Judged {
     let differs = Differs::of(ctx, &reference);
     let ordering = ordering_of(ctx, &reference, &differs.count, &mut out);
     let (_, counts) = crate::family::timed(run_cells.clone(), t.runner);
-    let base_rounds = reference.timing_rounds();
-    let run_rounds = (run_cells.iter())
-        .filter(|c| !c.kind().exact())
-        .map(|c| c.samples.len())
-        .max()
-        .unwrap_or(0);
+    let base_rounds = cells::timing_rounds(
+        (reference.cells.values()).map(|c| (c.unit.as_str(), c.samples.len())),
+    );
+    let run_rounds =
+        cells::timing_rounds((run_cells.iter()).map(|c| (c.unit.as_str(), c.samples.len())));
     for cell in &run_cells {
         let mut r = cell_report(t, s, cell);
         if r.family {
@@ -666,6 +665,10 @@ fn decide_cell(
 ) -> Option<CellTiming> {
     let n = c.base.len().min(c.head.len());
     let budget = (c.budget, c.counts, c.suites);
+    let recorded = crate::strictness::Recorded {
+        values: &c.base,
+        rounds: c.base_rounds,
+    };
     let (strictness, plan, min_p, last) = if paired {
         let last = c.planned.unwrap_or(n).clamp(n.max(1), family::MAX_PAIRS);
         let s = family::paired_strictness(opts, budget, (&c.base, &c.head), (last, c.affordable));
@@ -674,10 +677,6 @@ fn decide_cell(
     } else {
         let looks = family::stored_looks(c.planned, c.head.len());
         let last = *looks.last().expect("looks");
-        let recorded = crate::strictness::Recorded {
-            values: &c.base,
-            rounds: c.base_rounds,
-        };
         let s = family::stored_strictness(opts, budget, recorded, &looks);
         let plan = family::stored_plan(opts, &s, c.base.len(), looks);
         (s, plan, stats::min_p_value(c.base.len(), last), last)
@@ -742,10 +741,6 @@ fn decide_cell(
         } else {
             // For a later run, which plans the default looks: the
             // rounds that give the values it needs.
-            let recorded = crate::strictness::Recorded {
-                values: &c.base,
-                rounds: c.base_rounds,
-            };
             let more = family::stored_rounds_needed(
                 opts,
                 budget,

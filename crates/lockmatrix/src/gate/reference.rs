@@ -180,16 +180,6 @@ pub(super) struct SuiteReference {
 }
 
 impl SuiteReference {
-    /// The rounds its timings were recorded over: the most values any
-    /// timing cell has (a stored cell may have fewer).
-    pub(super) fn timing_rounds(&self) -> usize {
-        (self.cells.values())
-            .filter(|c| !crate::protocol::Kind::of(&c.unit).exact())
-            .map(|c| c.samples.len())
-            .max()
-            .unwrap_or(0)
-    }
-
     /// No reference cells: every cell of the suite is new.
     fn none() -> SuiteReference {
         SuiteReference {
