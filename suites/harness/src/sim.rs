@@ -136,6 +136,13 @@ impl Opts {
             .as_ref()
             .is_none_or(|l| l.iter().any(|x| x == w))
     }
+
+    /// Whether `--workload` names `w` (a validation workload runs only then).
+    pub fn names_workload(&self, w: &str) -> bool {
+        self.workloads
+            .as_ref()
+            .is_some_and(|l| l.iter().any(|x| x == w))
+    }
 }
 
 /// What one vCPU did to the lock, as the workloads report it: a per-run

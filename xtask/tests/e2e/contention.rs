@@ -107,6 +107,14 @@ fn contention_only_regressions_fail_deterministically_naming_lock_cpus_and_line(
         at(1, "rmr_per_acq").is_none() && at(2, "rmr_per_acq").is_none(),
         "one or two CPUs never queue, so nodes sharing a line cannot cost there: {worse:#?}"
     );
+    // The ladder is what gates: a validation workload (seed 001's
+    // harness, docs/contention-model.md) runs only when named.
+    assert!(
+        head.records
+            .iter()
+            .all(|r| r.workload.as_str() != "seed001"),
+        "a validation workload ran in the gated ladder"
+    );
     // Bit-identical where nothing changed: another build, another process.
     for lock in ["tas", "ttas", "ticket", "mcs"] {
         assert_eq!(
