@@ -104,7 +104,8 @@ enum Undecidable {
 /// ever asked for, it is recorded as it is and said, never refused.
 fn undecidable(t: &TargetResult, s: &SuiteRun, collected: Vec<cells::RunCell>) -> Undecidable {
     let opts = crate::family::GateOptions::default();
-    let recorded = collected.iter().map(|c| c.samples.len()).max().unwrap_or(0);
+    let recorded =
+        cells::timing_rounds(collected.iter().map(|c| (c.unit.as_str(), c.samples.len())));
     let (timed, counts) = crate::family::timed(collected, t.runner);
     let max = crate::family::STORED_ROUNDS.0 as usize;
     let most = crate::family::STORED_BASELINE_MOST;
