@@ -210,13 +210,21 @@ impl GateReport {
 }
 
 /// `aarch64/spinlock lock_unlock [lock=ticket threads=1] insns_per_op:
-/// 6 -> 7 (+16.7%)`, with the look for a timing cell.
+/// 6 -> 7 (+16.7%)`. A timing cell's change is the gate's estimate with
+/// its interval, `(+5.8% [-2.0%, +14.1%])`, and its look: the two medians
+/// may move otherwise (a bimodal cell's do), and the estimate is what
+/// was judged.
 fn cell_change(c: &CellReport) -> String {
     let median = |v: Option<f64>| v.map_or("-".to_string(), short_number);
     let base = c.base.as_ref().and_then(|b| b.median);
+    let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
+    let interval = |lo: f64, hi: f64| lo < hi && lo.is_finite() && hi.is_finite();
     let change = c
         .effect
-        .map(|e| format!(" ({:+.1}%)", (e.ratio - 1.0) * 100.0))
+        .map(|e| match interval(e.lo, e.hi) {
+            true => format!(" ({} [{}, {}])", pct(e.ratio), pct(e.lo), pct(e.hi)),
+            false => format!(" ({})", pct(e.ratio)),
+        })
         .unwrap_or_default();
     let look = c
         .look

@@ -2009,3 +2009,34 @@ fn no_gate_waives_what_the_comparison_found_and_never_a_failed_check() {
         failed.verdict_line()
     );
 }
+
+#[test]
+fn a_timing_cells_brief_line_gives_the_judged_estimate_and_its_interval() {
+    let mut rng = Rng::new(21);
+    let suite = |rng: &mut Rng, slow: f64| {
+        one_suite(
+            "x86_64",
+            "native",
+            "atomic",
+            &noisy_cells(rng, 1, 20, 0.02, |_| slow),
+        )
+    };
+    let base = suite(&mut rng, 1.0);
+    let head = suite(&mut rng, 1.3);
+    let (report, dir) = gate("brief-estimate", &base, &head);
+    assert!(report.failed(), "{}", report.terminal());
+    let brief = report.brief();
+    let line = (brief.lines())
+        .find(|l| l.contains("single_thread"))
+        .unwrap_or_else(|| panic!("no line for the cell: {brief}"));
+    // `(+31.0% [+29.4%, +32.8%])`
+    let numbers: Vec<f64> = (line.split(['(', ')', '[', ']', ',', ' ']))
+        .filter_map(|w| w.strip_suffix('%')?.parse().ok())
+        .collect();
+    let [estimate, lo, hi] = numbers[..] else {
+        panic!("no estimate and interval: {line}")
+    };
+    assert!((20.0..40.0).contains(&estimate), "{line}");
+    assert!(lo < estimate && estimate < hi, "{line}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
