@@ -32,9 +32,18 @@ SEED = {
         4: (44929.922325, 44606.831373, 44493.881832),
         6: (86338.755247, 86498.760774, 86360.083940),
     },
-    # The seed's Westmere-EP "2 - nodes" rows: the model's --spread, which
-    # puts vCPUs round robin over wsm-ep's two sockets. (Its ticket column
-    # has one set only.)
+    # The seed's "N - nodes" rows: the model's --spread, which puts vCPUs
+    # round robin over min(N, the machine's nodes) nodes. amd has 8 nodes
+    # (4 packages of 2), the seed's Interlagos 4 (2 of 2): its rows match
+    # where the threads are as many as the nodes (2 and 4), and the first
+    # nodes are one package's two, then two packages'.
+    ("amd", "2 nodes"): {
+        2: (12763.640956, 1875.637053, 1879.460823),
+    },
+    ("amd", "4 nodes"): {
+        4: (82408.853603, 55409.896671, 49820.323075),
+    },
+    # Westmere-EP's: its two sockets. (Its ticket column has one set only.)
     ("wsm-ep", "2 nodes"): {
         2: (1527.466159, None, 1227.051993),
         4: (46004.232179, None, 46450.787234),
@@ -42,6 +51,7 @@ SEED = {
         8: (137225.472406, None, 137909.184358),
     },
 }
+NODES = {"amd": 8, "wsm-ep": 2}
 SEED_NAME = {"amd": "AMD Interlagos", "wsm-ep": "Intel Westmere-EP"}
 
 
@@ -55,7 +65,8 @@ def main():
         r = json.loads(line)
         if r.get("type") != "contention" or r["workload"] != "seed001":
             continue
-        placement = "2 nodes" if r.get("placement") == "spread" else "Local"
+        nodes = min(r["cpus"], NODES[r["machine"]])
+        placement = f"{nodes} nodes" if r.get("placement") == "spread" else "Local"
         model[(r["machine"], placement, r["cpus"], r["lock"])] = r["metrics"]["cycles_per_acq"]
     for (machine, placement), rows in SEED.items():
         print(f"**{SEED_NAME[machine]}, {placement}** (model `{machine}`"
