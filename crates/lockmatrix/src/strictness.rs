@@ -166,6 +166,14 @@ impl Budget {
             Budget::Contended => "contended",
         }
     }
+
+    /// Its cells as a report names them.
+    pub fn cells(self) -> &'static str {
+        match self {
+            Budget::Quiet => "1-thread",
+            Budget::Contended => "contended",
+        }
+    }
 }
 
 /// The contended cells' ladder: measured on a 2-vCPU VM, contended

@@ -72,11 +72,7 @@ impl GateReport {
                         })
                         .collect();
                     if !rungs.is_empty() {
-                        let kind = match budget {
-                            Budget::Quiet => "1-thread",
-                            Budget::Contended => "contended",
-                        };
-                        parts.push(format!("{kind} {}", rungs.join(", ")));
+                        parts.push(format!("{} {}", budget.cells(), rungs.join(", ")));
                     }
                 }
                 format!("{place}: {}", parts.join("; "))

@@ -6,6 +6,7 @@ use crate::gate::evaluate::{CellReport, GateReport, Verdict};
 use crate::name::Name;
 use crate::protocol::Better;
 use crate::results::Run;
+use crate::strictness::Budget;
 
 pub(super) fn is_count(x: &crate::protocol::Sample) -> bool {
     x.kind().exact()
@@ -59,6 +60,8 @@ pub(super) struct GatingCell {
     pub(super) regressed: bool,
     /// The threshold the gate chose for it here.
     pub(super) threshold: Option<f64>,
+    /// Its family: 1-thread (quiet) or contended.
+    pub(super) budget: Budget,
 }
 
 impl GatingCell {
@@ -73,6 +76,10 @@ impl GatingCell {
             inconclusive: c.verdict == Verdict::Inconclusive,
             regressed: c.verdict == Verdict::Regression,
             threshold: c.strictness.as_ref().map(|s| s.threshold),
+            budget: c.strictness.as_ref().map_or_else(
+                || crate::strictness::Contention::of(&c.case).budget(),
+                |s| s.budget,
+            ),
         }
     }
 

@@ -38,8 +38,8 @@ mod tally;
 
 pub use experiment::{end_to_end, every_cell, resample};
 pub use measure::{
-    summary, CellPower, Detection, Method, Spread, ValidateError, ValidateOptions, Validation,
-    GOAL_MAX_RATE, GOAL_MIN_EVALUATIONS, GOAL_POWER, MAX_EVALUATIONS, SLOWDOWNS,
+    summary, BudgetPower, CellPower, Detection, Method, Spread, ValidateError, ValidateOptions,
+    Validation, GOAL_MAX_RATE, GOAL_MIN_EVALUATIONS, GOAL_POWER, MAX_EVALUATIONS, SLOWDOWNS,
 };
 pub use measure::{OrderEffect, Recording};
 pub use render::report_json;
@@ -54,6 +54,7 @@ mod tests {
     use crate::gate::tests::{cell, noisy_cells, one_suite, run, suite_run, target, Rng};
     use crate::gate::GateOptions;
     use crate::results::{Run, Status};
+    use crate::strictness::Budget;
     use serde_json::json;
 
     /// A/A recording: head and base of one native target, `cells` family
@@ -110,13 +111,18 @@ mod tests {
     fn validate_upper_bound_of_0_in_100_and_the_goal() {
         let (r, _) = recording(2, 3, 8, 0.02);
         let o = opts(100, 4, 1);
+        // The goal's power is the 1-thread cells' at 10%: contended cells
+        // caught 1 time in 10 there (their thresholds start at 25%) leave
+        // it as it is.
         let tally = |evaluations, detected| {
             let mut t = Tally {
                 evaluations,
                 cells: vec![12; evaluations],
                 ..Tally::default()
             };
-            t.power[1] = [detected, 0, detected, 0, 100, 0];
+            t.power[1] = [detected + 10, 0, detected + 10, 0, 200, 0];
+            t.per_budget.entry(Budget::Quiet).or_default()[1] = (100, detected);
+            t.per_budget.entry(Budget::Contended).or_default()[1] = (100, 10);
             t
         };
         let v = tally(100, 90).finish(Method::Resample, vec![], &r, &o, vec![]);
@@ -136,6 +142,85 @@ mod tests {
                 .goal_met(),
             "power 0.7 misses the goal"
         );
+        // No 1-thread cell measured: the goal's power is not there to meet.
+        let mut t = tally(100, 90);
+        t.per_budget.remove(&Budget::Quiet);
+        let v = t.finish(Method::Resample, vec![], &r, &o, vec![]);
+        assert_eq!(v.goal_power(), None);
+        assert!(!v.goal_met());
+        assert!(v
+            .terminal()
+            .contains("1-thread cells' power >= 0.8 at +10%): NOT met"));
+    }
+
+    #[test]
+    fn validate_injects_one_cell_of_each_family_per_evaluation() {
+        // Ten 1-thread cells and two contended ones, 1% noise.
+        let mut rng = Rng::new(31);
+        let mut side = || {
+            let mut cells = noisy_cells(&mut rng, 10, 20, 0.01, |_| 1.0);
+            for lock in ["tas", "ticket"] {
+                let values = (0..20).map(|_| rng.timing(300.0, 0.01)).collect();
+                cells.push(cell(
+                    "lock_unlock",
+                    json!({"lock": lock, "threads": 2}),
+                    values,
+                ));
+            }
+            one_suite("x86_64", "native", "spinlock", &cells)
+        };
+        let v = resample(&[(side(), side())], &opts(40, 20, 5)).unwrap();
+        assert_eq!(v.cells_per_evaluation.max, 12);
+        let family = |b: Budget| {
+            v.power_per_budget
+                .iter()
+                .find(|p| p.budget == b)
+                .unwrap_or_else(|| panic!("{}", v.terminal()))
+        };
+        // Every evaluation injected one of each: 40 apiece at each slowdown,
+        // where a draw over all twelve cells would give the two contended
+        // ones about 7.
+        for b in Budget::ALL {
+            assert!(
+                family(b).at.iter().all(|&(n, _)| n == 40),
+                "{:?}",
+                family(b)
+            );
+        }
+        assert_eq!(v.power[1].evaluations, 80);
+        // 1% noise: a 1-thread cell 10% slower (at its threshold) is
+        // mostly caught; a contended cell 10% slower is within its 25%
+        // threshold's margin and never is.
+        assert!(
+            family(Budget::Quiet).rate(1).unwrap() >= 0.5,
+            "{}",
+            v.terminal()
+        );
+        assert_eq!(
+            family(Budget::Contended).rate(1),
+            Some(0.0),
+            "{}",
+            v.terminal()
+        );
+        assert_eq!(
+            family(Budget::Contended).rate(4),
+            Some(1.0),
+            "{}",
+            v.terminal()
+        );
+        assert_eq!(v.goal_power(), family(Budget::Quiet).rate(1));
+        let text = v.terminal();
+        assert!(text.contains("power of the 1-thread cells: +5%"), "{text}");
+        assert!(
+            text.contains("power of the contended cells: +5% 0/40 = 0.00"),
+            "{text}"
+        );
+        let j = v.json();
+        assert_eq!(
+            j["details"]["power_per_family"]["contended"]["1.00"]["detected"],
+            40
+        );
+        assert_eq!(j["details"]["goal"]["power_at_10_of"], "1-thread cells");
     }
 
     #[test]

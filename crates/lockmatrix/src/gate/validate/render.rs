@@ -1,6 +1,7 @@
 //! How a validation reads: its text, its Markdown, its JSON.
 
 use super::measure::*;
+use crate::strictness::Budget;
 use serde_json::{json, Map, Value};
 
 impl Validation {
@@ -23,21 +24,26 @@ impl Validation {
         }
     }
 
-    /// The detection rate at the goal's slowdown (10%).
-    pub fn goal_power(&self) -> f64 {
-        self.power
+    /// The 1-thread cells' detection rate at the goal's slowdown (10%);
+    /// `None` when none was injected there.
+    pub fn goal_power(&self) -> Option<f64> {
+        let i = SLOWDOWNS
             .iter()
-            .find(|d| (d.slowdown - GOAL_POWER.0).abs() < 1e-9)
-            .map_or(0.0, |d| d.rate)
+            .position(|&s| (s - GOAL_POWER.0).abs() < 1e-9)?;
+        self.power_per_budget
+            .iter()
+            .find(|b| b.budget == Budget::Quiet)?
+            .rate(i)
     }
 
     /// Whether the measurement meets the goal: at least 100 A/A
     /// evaluations whose one-sided 95% upper bound of the false-alarm rate
-    /// is at most 5%, and power of at least 0.8 at a 10% slowdown.
+    /// is at most 5%, and power of at least 0.8 at a 10% slowdown of the
+    /// 1-thread cells (not met where none was measured).
     pub fn goal_met(&self) -> bool {
         self.evaluations >= GOAL_MIN_EVALUATIONS
             && self.false_alarm_upper95 <= GOAL_MAX_RATE
-            && self.goal_power() >= GOAL_POWER.1
+            && self.goal_power().is_some_and(|p| p >= GOAL_POWER.1)
     }
 
     /// The report: `evaluations`, `false_alarms`, `false_alarm_rate`,
@@ -90,10 +96,18 @@ impl Validation {
                     }
                     Value::Object(cell)
                 }).collect::<Vec<_>>(),
+                "power_per_family": self.power_per_budget.iter().map(|b| {
+                    let at: Map<String, Value> = SLOWDOWNS.iter().zip(&b.at).map(|(s, (n, d))| {
+                        (slowdown_key(*s), json!({"injections": n, "detected": d}))
+                    }).collect();
+                    (b.budget.name().to_string(), Value::Object(at))
+                }).collect::<Map<String, Value>>(),
                 "goal": {
                     "max_false_alarm_rate": GOAL_MAX_RATE,
                     "min_evaluations": GOAL_MIN_EVALUATIONS,
                     "power_at_10": GOAL_POWER.1,
+                    "power_at_10_of": "1-thread cells",
+                    "measured_power_at_10": self.goal_power(),
                     "met": self.goal_met(),
                     "upper95_within": self.false_alarm_upper95 <= GOAL_MAX_RATE,
                 },
@@ -165,6 +179,21 @@ impl Validation {
                 ));
             }
         }
+        for b in &self.power_per_budget {
+            let at: Vec<String> = SLOWDOWNS
+                .iter()
+                .zip(&b.at)
+                .filter(|(_, (n, _))| *n > 0)
+                .map(|(s, (n, d))| {
+                    format!("+{:.0}% {d}/{n} = {:.2}", s * 100.0, *d as f64 / *n as f64)
+                })
+                .collect();
+            out.push_str(&format!(
+                "  power of the {} cells: {}\n",
+                b.budget.cells(),
+                at.join(", ")
+            ));
+        }
         if !self.power_per_cell.is_empty() {
             let heads: Vec<String> = SLOWDOWNS
                 .iter()
@@ -180,7 +209,7 @@ impl Validation {
             out.push_str(&format!("    {}  {}\n", at.join("  "), c.cell));
         }
         out.push_str(&format!(
-            "  goal (>= {GOAL_MIN_EVALUATIONS} A/A evaluations, 95% upper bound <= {GOAL_MAX_RATE}, power >= {} at +{:.0}%): {}\n",
+            "  goal (>= {GOAL_MIN_EVALUATIONS} A/A evaluations, 95% upper bound <= {GOAL_MAX_RATE}, 1-thread cells' power >= {} at +{:.0}%): {}\n",
             GOAL_POWER.1,
             GOAL_POWER.0 * 100.0,
             if self.goal_met() { "met" } else { "NOT met" },

@@ -7,6 +7,7 @@ use super::rng::SplitMix64;
 use crate::gate::evaluate::{evaluate, Reference, Verdict};
 use crate::gate::render::cell_name;
 use crate::results::Run;
+use crate::strictness::Budget;
 use std::collections::BTreeMap;
 
 /// What the evaluations found so far.
@@ -25,6 +26,8 @@ pub(super) struct Tally {
     pub(super) power: [[usize; 6]; SLOWDOWNS.len()],
     /// Per cell, per slowdown: (injections, detections).
     pub(super) per_cell: BTreeMap<String, [(usize, usize); SLOWDOWNS.len()]>,
+    /// Per family, per slowdown: (injections, detections).
+    pub(super) per_budget: BTreeMap<Budget, [(usize, usize); SLOWDOWNS.len()]>,
     /// The strictest per-cell level the gate gave (its own computation,
     /// `strictness::level`, never a second one here).
     pub(super) cell_alpha: Option<f64>,
@@ -79,8 +82,8 @@ impl Tally {
         Ok(cells.into_iter().map(GatingCell::of).collect())
     }
 
-    /// One A/A evaluation, then one injection per slowdown into the same
-    /// randomly chosen gating cell.
+    /// One A/A evaluation, then, for each family with gating cells, one
+    /// injection per slowdown into one of its cells chosen at random.
     pub(super) fn evaluate(
         &mut self,
         head: &Run,
@@ -100,8 +103,17 @@ impl Tally {
         opts: &ValidateOptions,
         rng: &mut SplitMix64,
     ) -> Result<(), ValidateError> {
-        let cell = &cells[rng.below(cells.len())];
-        self.inject_cell(head, base, cell, opts, 0.0)
+        // One cell of each family: the 1-thread cells are a tenth of a
+        // four-suite run's, and their power at 10% is the goal's, so a
+        // draw over all cells would measure it on a handful.
+        for budget in Budget::ALL {
+            let of: Vec<&GatingCell> = cells.iter().filter(|c| c.budget == budget).collect();
+            if !of.is_empty() {
+                let cell = of[rng.below(of.len())];
+                self.inject_cell(head, base, cell, opts, 0.0)?;
+            }
+        }
+        Ok(())
     }
 
     /// `cell` slowed by each of [`SLOWDOWNS`] from `least` up, one gate
@@ -136,9 +148,13 @@ impl Tally {
             p[3] += usize::from(report.with(Verdict::Regression).any(|c| !cell.is(c)));
             p[4] += 1;
             p[5] += usize::from(cell.regressed);
-            let e = &mut self.per_cell.entry(cell_name(found)).or_default()[i];
-            e.0 += 1;
-            e.1 += usize::from(detected);
+            for e in [
+                &mut self.per_cell.entry(cell_name(found)).or_default()[i],
+                &mut self.per_budget.entry(cell.budget).or_default()[i],
+            ] {
+                e.0 += 1;
+                e.1 += usize::from(detected);
+            }
         }
         Ok(())
     }
@@ -234,6 +250,11 @@ impl Tally {
             advisory_alarms: self.advisory_alarms,
             false_alarm_cells: alarm_cells,
             power_per_cell,
+            power_per_budget: self
+                .per_budget
+                .into_iter()
+                .map(|(budget, at)| BudgetPower { budget, at })
+                .collect(),
             notes,
             order_effect: None,
         }
