@@ -76,10 +76,7 @@ impl GatingCell {
             inconclusive: c.verdict == Verdict::Inconclusive,
             regressed: c.verdict == Verdict::Regression,
             threshold: c.strictness.as_ref().map(|s| s.threshold),
-            budget: c.strictness.as_ref().map_or_else(
-                || crate::strictness::Contention::of(&c.case).budget(),
-                |s| s.budget,
-            ),
+            budget: crate::strictness::Contention::of(&c.case).budget(),
         }
     }
 

@@ -89,18 +89,12 @@ impl Validation {
                 "false_alarm_cells": alarm_cells,
                 "power": power_details,
                 "power_per_cell": self.power_per_cell.iter().map(|c| {
-                    let mut cell = Map::new();
+                    let mut cell = injections(&c.at);
                     cell.insert("cell".into(), json!(c.cell));
-                    for (s, (n, d)) in SLOWDOWNS.iter().zip(&c.at) {
-                        cell.insert(slowdown_key(*s), json!({"injections": n, "detected": d}));
-                    }
                     Value::Object(cell)
                 }).collect::<Vec<_>>(),
                 "power_per_family": self.power_per_budget.iter().map(|b| {
-                    let at: Map<String, Value> = SLOWDOWNS.iter().zip(&b.at).map(|(s, (n, d))| {
-                        (slowdown_key(*s), json!({"injections": n, "detected": d}))
-                    }).collect();
-                    (b.budget.name().to_string(), Value::Object(at))
+                    (b.budget.name().to_string(), Value::Object(injections(&b.at)))
                 }).collect::<Map<String, Value>>(),
                 "goal": {
                     "max_false_alarm_rate": GOAL_MAX_RATE,
@@ -180,12 +174,11 @@ impl Validation {
             }
         }
         for b in &self.power_per_budget {
-            let at: Vec<String> = SLOWDOWNS
-                .iter()
-                .zip(&b.at)
-                .filter(|(_, (n, _))| *n > 0)
-                .map(|(s, (n, d))| {
-                    format!("+{:.0}% {d}/{n} = {:.2}", s * 100.0, *d as f64 / *n as f64)
+            let at: Vec<String> = (0..SLOWDOWNS.len())
+                .filter_map(|i| {
+                    let (n, d) = b.at[i];
+                    let rate = b.rate(i)?;
+                    Some(format!("+{:.0}% {d}/{n} = {rate:.2}", SLOWDOWNS[i] * 100.0))
                 })
                 .collect();
             out.push_str(&format!(
@@ -251,6 +244,15 @@ pub fn report_json(
         }
     }
     v
+}
+
+/// Per slowdown, `{"injections": n, "detected": d}`, keyed as `power` is.
+fn injections(at: &[(usize, usize); SLOWDOWNS.len()]) -> Map<String, Value> {
+    SLOWDOWNS
+        .iter()
+        .zip(at)
+        .map(|(s, (n, d))| (slowdown_key(*s), json!({"injections": n, "detected": d})))
+        .collect()
 }
 
 fn slowdown_key(s: f64) -> String {
